@@ -1,0 +1,1 @@
+//! kernlens-trace (under construction).

@@ -1,0 +1,2 @@
+//! kernlens facade (under construction).
+pub use kernlens_trace as trace;
