@@ -1,0 +1,71 @@
+//! Argument parsing and dispatch. Each subcommand lives in its own module
+//! exposing `Args` (clap) and `run(Args) -> Result<ExitCode, Failure>`.
+
+use std::fmt;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod summary;
+
+#[derive(Parser)]
+#[command(
+    name = "kernlens",
+    version,
+    about = "GPU-kernel triage over PyTorch-profiler (Kineto) traces"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Timeline, graph coverage, attribution and top kernels of one trace.
+    Summary(summary::Args),
+}
+
+/// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
+#[derive(Debug)]
+pub struct Failure {
+    message: String,
+}
+
+impl Failure {
+    /// `what` names the step and the path or value involved; `why` is the cause.
+    pub fn new(what: impl fmt::Display, why: impl fmt::Display) -> Self {
+        Failure {
+            message: format!("{what}: {why}"),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Exit status for a trace whose recovered problems `--strict` turns into a failure.
+pub const EXIT_STRICT: u8 = 3;
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let outcome = match cli.command {
+        Command::Summary(args) => summary::run(args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("kernlens: {failure}");
+            ExitCode::from(1)
+        }
+    }
+}
