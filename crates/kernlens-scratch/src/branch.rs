@@ -1,0 +1,113 @@
+//! Branch names for scratch baselines, and the checks a caller-given branch must pass.
+
+use crate::error::PrepareError;
+use crate::policy::ScratchPolicy;
+
+fn component(raw: &str, fallback: &str) -> String {
+    let mut out = String::new();
+    for c in raw.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let trimmed: String = out.trim_matches('-').chars().take(48).collect();
+    let trimmed = trimmed.trim_end_matches('-').to_owned();
+    if trimmed.is_empty() {
+        fallback.to_owned()
+    } else {
+        trimmed
+    }
+}
+
+/// `kernlens/<session>/<stem>-<12 lower-case hex>`, with each component sanitised to
+/// `[A-Za-z0-9_-]`, cut at 48 characters, and falling back to `session` / `kernel` when empty.
+pub fn branch_name(session: &str, kernel_stem: &str, rng: &mut fastrand::Rng) -> String {
+    format!(
+        "kernlens/{}/{}-{:012x}",
+        component(session, "session"),
+        component(kernel_stem, "kernel"),
+        rng.u64(..) & 0xffff_ffff_ffff
+    )
+}
+
+/// Check a caller-given branch: strip `refs/heads/`, refuse empty and protected names, and
+/// require a valid ref name. Returns the short name.
+pub fn check_branch(branch: &str, policy: &ScratchPolicy) -> Result<String, PrepareError> {
+    let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+    if short.is_empty() || policy.protected_branches.iter().any(|p| p == short) {
+        return Err(PrepareError::ProtectedBranch {
+            name: short.to_owned(),
+        });
+    }
+    let full = format!("refs/heads/{short}");
+    if let Err(e) = gix::validate::reference::name(full.as_bytes().into()) {
+        return Err(PrepareError::InvalidBranch {
+            name: branch.to_owned(),
+            why: e.to_string(),
+        });
+    }
+    Ok(short.to_owned())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn w11_protected_and_empty_branches_are_refused() {
+        let p = ScratchPolicy::default();
+        for b in ["main", "master", "refs/heads/main", "", "refs/heads/"] {
+            let err = check_branch(b, &p).unwrap_err();
+            assert!(err.is_refusal(), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn invalid_ref_names_are_invalid_branch() {
+        let p = ScratchPolicy::default();
+        for b in ["a..b", "x y", "x~1", "end.lock", "a//b", "-x:y"] {
+            assert!(
+                matches!(check_branch(b, &p), Err(PrepareError::InvalidBranch { .. })),
+                "{b:?}"
+            );
+        }
+        assert_eq!(
+            check_branch("refs/heads/kernlens/s/k-1", &p).unwrap(),
+            "kernlens/s/k-1"
+        );
+    }
+
+    #[test]
+    fn generated_names_have_the_documented_shape() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let name = branch_name("sess ion", "my.kernel", &mut rng);
+        let (head, hex) = name.rsplit_once('-').unwrap();
+        assert_eq!(head, "kernlens/sess-ion/my-kernel");
+        assert_eq!(hex.len(), 12);
+        assert!(
+            hex.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+        let fallback = branch_name("///", "...", &mut rng);
+        assert!(fallback.starts_with("kernlens/session/kernel-"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn generated_names_always_validate_and_are_never_protected(session in ".{0,80}", stem in ".{0,80}", seed in 0u64..1000) {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let name = branch_name(&session, &stem, &mut rng);
+            let checked = check_branch(&name, &ScratchPolicy::default());
+            proptest::prop_assert!(checked.is_ok(), "{} -> {:?}", name, checked);
+            let parts: Vec<&str> = name.split('/').collect();
+            proptest::prop_assert!(parts[1].chars().count() <= 48);
+        }
+    }
+}

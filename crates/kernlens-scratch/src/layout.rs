@@ -1,0 +1,203 @@
+//! What part of the filesystem a workspace copies, given the kernel source file.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::PrepareError;
+
+/// How the copy root was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LayoutMode {
+    /// The top package of an unbroken `__init__.py` chain, copied as `<worktree>/<name>/…`.
+    Package,
+    /// The source's directory (no `__init__.py`), copied flat.
+    Directory,
+    /// A single-module install (`site-packages/six.py`): only the file.
+    SingleFile,
+    /// A caller-given repository directory, copied whole.
+    Repo,
+}
+
+/// The copy plan for one source file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Layout {
+    /// The directory (or, in `SingleFile` mode, the file) that is copied.
+    pub copy_root: PathBuf,
+    /// The directory the worktree mirrors: a patch made in the worktree applies here.
+    pub layout_root: PathBuf,
+    /// The source's path relative to the worktree, `/`-separated.
+    pub kernel_rel: String,
+    /// How the root was chosen.
+    pub mode: LayoutMode,
+    /// Warnings such as `source_outside_repo_hint`.
+    pub warnings: Vec<String>,
+}
+
+fn is_packages_dir(dir: &Path) -> bool {
+    dir.file_name()
+        .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+}
+
+fn rel_string(path: &Path, base: &Path) -> Option<String> {
+    let rel = path.strip_prefix(base).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Some(parts.join("/"))
+}
+
+/// Choose the copy root for `source_file` (made absolute and its directory canonicalised;
+/// the file name itself is kept so a symlinked module is copied as the link).
+pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layout, PrepareError> {
+    let missing = || PrepareError::SourceMissing {
+        path: source_file.to_path_buf(),
+    };
+    if !std::fs::metadata(source_file)
+        .map(|m| m.is_file())
+        .unwrap_or(false)
+    {
+        return Err(missing());
+    }
+    let absolute = std::path::absolute(source_file).map_err(|_| missing())?;
+    let (Some(parent), Some(file_name)) = (absolute.parent(), absolute.file_name()) else {
+        return Err(missing());
+    };
+    let dir = parent
+        .canonicalize()
+        .map_err(|e| PrepareError::io("resolve directory of", source_file, e))?;
+    let source = dir.join(file_name);
+    let mut warnings = Vec::new();
+
+    if let Some(hint) = repo_hint {
+        let hint = hint
+            .canonicalize()
+            .map_err(|e| PrepareError::io("resolve repository hint", hint, e))?;
+        if let Some(rel) = rel_string(&source, &hint) {
+            return Ok(Layout {
+                copy_root: hint.clone(),
+                layout_root: hint,
+                kernel_rel: rel,
+                mode: LayoutMode::Repo,
+                warnings,
+            });
+        }
+        warnings.push(format!(
+            "source_outside_repo_hint: '{}' is not under '{}'; copying its directory instead",
+            source.display(),
+            hint.display()
+        ));
+        return directory_layout(&dir, &source, warnings);
+    }
+
+    if dir.join("__init__.py").is_file() {
+        let mut top = dir.clone();
+        while let Some(up) = top.parent() {
+            if up.join("__init__.py").is_file() {
+                top = up.to_path_buf();
+            } else {
+                break;
+            }
+        }
+        let Some(layout_root) = top.parent().map(Path::to_path_buf) else {
+            return Err(PrepareError::RefuseCopyRoot {
+                root: top,
+                why: "the top package has no parent directory".into(),
+            });
+        };
+        let kernel_rel = rel_string(&source, &layout_root).ok_or_else(missing)?;
+        return Ok(Layout {
+            copy_root: top,
+            layout_root,
+            kernel_rel,
+            mode: LayoutMode::Package,
+            warnings,
+        });
+    }
+    if is_packages_dir(&dir) {
+        return Ok(Layout {
+            copy_root: source.clone(),
+            layout_root: dir,
+            kernel_rel: file_name.to_string_lossy().into_owned(),
+            mode: LayoutMode::SingleFile,
+            warnings,
+        });
+    }
+    directory_layout(&dir, &source, warnings)
+}
+
+fn directory_layout(
+    dir: &Path,
+    source: &Path,
+    warnings: Vec<String>,
+) -> Result<Layout, PrepareError> {
+    let kernel_rel = rel_string(source, dir).ok_or_else(|| PrepareError::SourceMissing {
+        path: source.to_path_buf(),
+    })?;
+    Ok(Layout {
+        copy_root: dir.to_path_buf(),
+        layout_root: dir.to_path_buf(),
+        kernel_rel,
+        mode: LayoutMode::Directory,
+        warnings,
+    })
+}
+
+/// Refuse copy roots that are too broad: `/`, `home`, a `site-packages`/`dist-packages`
+/// directory (outside `SingleFile` mode), or an ancestor of (or equal to) the planned worktree.
+pub fn check_copy_root(
+    layout: &Layout,
+    home: Option<&Path>,
+    worktree: &Path,
+) -> Result<(), PrepareError> {
+    let root = &layout.copy_root;
+    let refuse = |why: &str| {
+        Err(PrepareError::RefuseCopyRoot {
+            root: root.clone(),
+            why: why.to_owned(),
+        })
+    };
+    if root.parent().is_none() {
+        return refuse("it is the filesystem root");
+    }
+    if let Some(home) = home {
+        let home_c = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
+        if *root == home_c || root == home {
+            return refuse("it is the home directory");
+        }
+    }
+    if layout.mode != LayoutMode::SingleFile && is_packages_dir(root) {
+        return refuse("it is a whole site-packages directory");
+    }
+    let worktree_abs = resolve_prefix(worktree);
+    if worktree_abs.starts_with(root) {
+        return refuse("it would contain the scratch worktree");
+    }
+    Ok(())
+}
+
+/// Canonicalise the nearest existing ancestor so prefixes compare like for like.
+fn resolve_prefix(path: &Path) -> PathBuf {
+    let mut tail = Vec::new();
+    let mut cur = path;
+    loop {
+        if let Ok(c) = cur.canonicalize() {
+            let mut out = c;
+            for t in tail.iter().rev() {
+                out.push(t);
+            }
+            return out;
+        }
+        match (cur.parent(), cur.file_name()) {
+            (Some(p), Some(n)) => {
+                tail.push(n.to_os_string());
+                cur = p;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
