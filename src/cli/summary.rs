@@ -1,19 +1,196 @@
-//! `kernlens summary TRACE`.
+//! `kernlens summary TRACE`: timeline, graph coverage, attribution and top kernels.
 
 use std::process::ExitCode;
 
-use super::Failure;
+use kernlens_trace::{Analysis, Options, StepSource, TimeWindow, TraceSource, WindowMode};
+
+use super::{EXIT_STRICT, Failure};
 
 /// Arguments of `kernlens summary`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Trace file (.json or .json.gz), a directory of traces, or `-` for stdin.
+    /// Trace file (.json or .json.gz, gzip detected by content), a directory of traces, or `-` for stdin.
     trace: String,
+    /// Kernel and op rows to show (0 shows all).
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Window to aggregate: auto, none, annotation, cpu-steps or START_US:END_US.
+    #[arg(long, default_value = "none")]
+    window: String,
+    /// Print the kernlens.summary/1 JSON document.
+    #[arg(long)]
+    json: bool,
+    /// Exit with status 3 when the trace had structural problems.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// Maps a `--window` value onto the library's window mode.
+pub fn window_mode(spec: &str) -> Result<WindowMode, Failure> {
+    Ok(match spec {
+        "none" => WindowMode::Full,
+        "auto" => WindowMode::steady(StepSource::Auto),
+        "annotation" => WindowMode::steady(StepSource::Annotation),
+        "cpu-steps" => WindowMode::steady(StepSource::CpuSteps),
+        range => WindowMode::Explicit(
+            TimeWindow::parse_us(range)
+                .map_err(|e| Failure::new(format!("invalid --window '{range}'"), e))?,
+        ),
+    })
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    Err(Failure::new(
-        format!("cannot summarise '{}'", args.trace),
-        "not implemented yet",
-    ))
+    let mut opts = Options::default();
+    opts.top_k = args.top;
+    opts.window = window_mode(&args.window)?;
+    let source = TraceSource::open(&args.trace)
+        .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
+    let analysis = kernlens_trace::analyze(&source, &opts)
+        .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
+    if args.json {
+        println!("{}", analysis.to_json());
+    } else {
+        print!("{}", render(&analysis));
+    }
+    if args.strict && !analysis.stream_errors.is_empty() {
+        return Ok(ExitCode::from(EXIT_STRICT));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Shortens a long kernel name for a table cell.
+pub fn ellipsize(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max.saturating_sub(1)).collect();
+    format!("{head}…")
+}
+
+/// The human-readable summary.
+pub fn render(a: &Analysis) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let t = &a.timeline;
+    let _ = writeln!(
+        o,
+        "trace        {} ({} events)",
+        a.trace_file, a.event_total
+    );
+    if let Some(w) = &a.window {
+        let _ = writeln!(
+            o,
+            "window       [{:.3}, {:.3}) us  method {}{}",
+            w.start_us,
+            w.end_us,
+            w.method,
+            w.step_name
+                .as_ref()
+                .map(|n| format!("  step {n} x{}", w.step_count.unwrap_or(0)))
+                .unwrap_or_default()
+        );
+    }
+    let _ = writeln!(
+        o,
+        "timeline     total {:.3} us  busy {:.3} us ({:.2}%)  idle {:.2}%  kernels {}  memcpy {:.3} us",
+        t.total_us, t.busy_us, t.busy_pct, t.idle_pct, a.attribution.kernel_count, t.memcpy_us
+    );
+    let g = &a.graph;
+    match g.coverage {
+        None => {
+            let _ = writeln!(o, "graph        no graph launches");
+        }
+        Some(c) => {
+            let api = match g.launch_api {
+                Some(kernlens_trace::LaunchApi::Driver) => "driver",
+                _ => "runtime",
+            };
+            let _ = writeln!(
+                o,
+                "graph        {} launches ({api}), {} with kernels, coverage {:.1}%, {} graph kernels",
+                g.launches,
+                g.launches_with_kernels,
+                c * 100.0,
+                g.graph_kernels
+            );
+        }
+    }
+    if g.under_recorded {
+        let _ = writeln!(
+            o,
+            "WARNING      graph replays are under-recorded: only {} of {} launches carry kernels, so idle% \
+             is computed from a fraction of the real GPU work",
+            g.launches_with_kernels, g.launches
+        );
+    }
+    let at = &a.attribution;
+    let _ = writeln!(
+        o,
+        "attribution  {}/{} kernels linked to an op ({:.2}% of kernel time), {} graph, {} unlinked",
+        at.attributed_kernels,
+        at.kernel_count,
+        at.attributed_pct,
+        at.graph_attributed_kernels,
+        at.unlinked_kernels
+    );
+    if let Some(s) = &a.stream_overlap {
+        let _ = writeln!(
+            o,
+            "{:<12} stream {:?}/{:?}: {} overlapping durations, {:.3} us excess ({:.1}% of its time), worst {}",
+            s.severity.to_uppercase(),
+            s.pid,
+            s.tid,
+            s.overlapping_events,
+            s.excess_us,
+            s.excess_share * 100.0,
+            ellipsize(&s.worst_event, 60)
+        );
+    }
+    if !a.stream_errors.is_empty() {
+        let _ = writeln!(
+            o,
+            "stream errors {} (the trace is damaged; complete events were kept):",
+            a.stream_errors.len()
+        );
+        for e in a.stream_errors.iter().take(5) {
+            let _ = writeln!(o, "  {e}");
+        }
+    }
+    if !a.kernels.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n{:>7} {:>7} {:>14}  {:<24} kernel",
+            "share", "calls", "total_us", "op"
+        );
+        for k in &a.kernels {
+            let op = if k.op_name.is_empty() {
+                "-"
+            } else {
+                k.op_name.as_str()
+            };
+            let _ = writeln!(
+                o,
+                "{:>6.2}% {:>7} {:>14.3}  {:<24} {}",
+                k.share * 100.0,
+                k.calls,
+                k.total_us,
+                ellipsize(op, 24),
+                ellipsize(&k.name, 100)
+            );
+        }
+    }
+    if !a.ops.is_empty() {
+        let _ = writeln!(o, "\n{:>7} {:>7} {:>14}  op", "share", "calls", "total_us");
+        for r in &a.ops {
+            let _ = writeln!(
+                o,
+                "{:>6.2}% {:>7} {:>14.3}  {}",
+                r.share * 100.0,
+                r.calls,
+                r.total_us,
+                ellipsize(&r.name, 100)
+            );
+        }
+    }
+    o
 }

@@ -1,0 +1,213 @@
+//! Turning the collected records into the [`Analysis`] report.
+
+use serde::Serialize;
+
+use crate::collect::{Collected, GpuKind, GpuRec, NONE};
+use crate::graph;
+use crate::launch::{LaunchRec, LaunchRecord, LaunchStore};
+use crate::options::{Options, TimeWindow, WindowMode};
+use crate::overlap;
+use crate::report::*;
+use crate::rows::{self, Bucket};
+use crate::source::TraceSource;
+use crate::timeline;
+use crate::window;
+
+/// Kernel-name fragments counted as communication (TraceLens's list, on purpose, so the
+/// categories compare with its `gpu_timeline`).
+pub const COMM_PATTERNS: [&str; 3] = ["nccl", "rccl", "cross_device_reduce"];
+
+/// The summary of one trace (trace.md §3, §17).
+#[derive(Debug, Serialize)]
+#[non_exhaustive]
+pub struct Analysis {
+    /// The resolved path, or the source label (`-` for stdin).
+    pub trace_file: String,
+    /// Every event object read.
+    pub event_total: u64,
+    /// Structural problems met and recovered from.
+    pub stream_errors: Vec<String>,
+    /// What the aggregates cover.
+    #[serde(rename = "aggregation_scope")]
+    pub scope: Scope,
+    /// The window, when one applies.
+    pub window: Option<SteadyWindow>,
+    /// Whether a window was requested and found.
+    pub window_status: WindowStatus,
+    /// Rank of the chosen file in a directory input.
+    pub analyzed_rank: Option<u64>,
+    /// Distinct ranks in a directory input (1 otherwise).
+    pub rank_count: usize,
+    /// The chosen file is a capture sidecar.
+    pub selected_capture_fragment: bool,
+    /// Busy/idle.
+    pub timeline: Timeline,
+    /// Graph-replay coverage (whole trace).
+    pub graph: GraphCoverage,
+    /// Kernel-to-op attribution.
+    pub attribution: Attribution,
+    /// Hot kernels.
+    pub kernels: Vec<KernelRow>,
+    /// Hot ops.
+    pub ops: Vec<OpRow>,
+    /// The worst stream with overlapping durations, if any.
+    pub stream_overlap: Option<StreamOverlap>,
+    /// The `kernlens` member of a split chunk.
+    pub provenance: Option<ChunkProvenance>,
+    #[serde(skip)]
+    launches: Option<LaunchStore>,
+}
+
+#[derive(Serialize)]
+struct SummaryDoc<'a> {
+    schema: &'static str,
+    #[serde(flatten)]
+    analysis: &'a Analysis,
+}
+
+/// The schema name of [`Analysis::to_json`].
+pub const SUMMARY_SCHEMA: &str = "kernlens.summary/1";
+
+impl Analysis {
+    /// The `kernlens.summary/1` document.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(SummaryDoc {
+            schema: SUMMARY_SCHEMA,
+            analysis: self,
+        })
+        .unwrap_or(serde_json::Value::Null)
+    }
+
+    /// One record per kept kernel, by start time, when `emit_launches` was set.
+    pub fn launches(&self) -> impl Iterator<Item = LaunchRecord<'_>> + '_ {
+        self.launches
+            .iter()
+            .flat_map(|s| s.recs.iter().map(move |r| s.record(r)))
+    }
+}
+
+pub(crate) fn parse_provenance(raw: Option<&[u8]>) -> Option<ChunkProvenance> {
+    serde_json::from_slice(raw?).ok()
+}
+
+/// Builds the report from one read's records.
+pub(crate) fn build(
+    source: &TraceSource,
+    opts: &Options,
+    c: Collected,
+    stream_errors: Vec<String>,
+    provenance: Option<ChunkProvenance>,
+) -> Analysis {
+    let graph = graph::coverage(&c);
+    let (scope, status, chosen) = match opts.window {
+        WindowMode::Full => (Scope::FullTrace, WindowStatus::NotRequested, None),
+        WindowMode::Explicit(w) => (
+            Scope::ExplicitWindow,
+            WindowStatus::Selected,
+            Some(window::Chosen {
+                window: w,
+                step_name: String::new(),
+                step_count: 0,
+                method: "explicit",
+                annotation_coverage: None,
+            }),
+        ),
+        WindowMode::Steady {
+            min_repeats,
+            source,
+        } => match window::choose(&c, min_repeats, source) {
+            Some(ch) => (Scope::SteadyState, WindowStatus::Selected, Some(ch)),
+            None => (
+                Scope::FullTrace,
+                WindowStatus::NoRepeatingWindowFellBackToFullTrace,
+                None,
+            ),
+        },
+    };
+    let win: Option<TimeWindow> = chosen.as_ref().map(|ch| ch.window);
+    let kept: Vec<&GpuRec> = c
+        .gpu
+        .iter()
+        .filter(|r| win.is_none_or(|w| w.contains(r.ts)))
+        .collect();
+    let (set, _) = graph::effective_set(&c);
+    let resolved: Vec<(&GpuRec, rows::Resolved)> = kept
+        .iter()
+        .filter(|r| r.kind == GpuKind::Kernel)
+        .map(|r| (*r, rows::resolve(&c, set, r)))
+        .collect();
+    let (attribution, kernels, ops) = rows::rows(&c, &resolved, opts.top_k);
+    let extra: Vec<String> = opts
+        .extra_comm_patterns
+        .iter()
+        .map(|p| p.to_ascii_lowercase())
+        .collect();
+    let comm_flags: Vec<bool> = (0..c.names.len() as u32)
+        .map(|id| {
+            let lower = c.names.get(id).to_ascii_lowercase();
+            COMM_PATTERNS.iter().any(|p| lower.contains(p))
+                || extra.iter().any(|p| lower.contains(p.as_str()))
+        })
+        .collect();
+    let timeline = timeline::timeline(&kept, win, &|id| {
+        comm_flags.get(id as usize).copied().unwrap_or(false)
+    });
+    let stream_overlap = overlap::stream_overlap(&c);
+    let window = chosen.map(|ch| {
+        let explicit = ch.method == "explicit";
+        SteadyWindow {
+            start_us: us(ch.window.start_ns()),
+            end_us: us(ch.window.end_ns()),
+            step_name: (!explicit).then_some(ch.step_name),
+            step_count: (!explicit).then_some(ch.step_count),
+            method: ch.method.to_string(),
+            annotation_coverage: ch.annotation_coverage,
+            start_ns: ch.window.start_ns(),
+            end_ns: ch.window.end_ns(),
+        }
+    });
+    let launch_recs: Option<Vec<LaunchRec>> = opts.emit_launches.then(|| {
+        let mut recs: Vec<LaunchRec> = resolved
+            .iter()
+            .map(|(r, res)| LaunchRec {
+                name: r.name,
+                op: match res.bucket {
+                    Bucket::Op(id) => id,
+                    _ => NONE,
+                },
+                meta: res.meta,
+                ts: r.ts,
+                dur: r.dur,
+                corr: r.corr,
+            })
+            .collect();
+        recs.sort_by_key(|r| r.ts);
+        recs
+    });
+    drop(resolved);
+    drop(kept);
+    let launches = launch_recs.map(|recs| LaunchStore {
+        names: c.names,
+        metas: c.metas,
+        recs,
+    });
+    Analysis {
+        trace_file: source.file().to_string(),
+        event_total: c.event_total,
+        stream_errors,
+        scope,
+        window,
+        window_status: status,
+        analyzed_rank: source.analyzed_rank(),
+        rank_count: source.rank_count(),
+        selected_capture_fragment: source.selected_capture_fragment(),
+        timeline,
+        graph,
+        attribution,
+        kernels,
+        ops,
+        stream_overlap,
+        provenance,
+        launches,
+    }
+}

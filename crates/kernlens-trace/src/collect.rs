@@ -1,0 +1,250 @@
+//! The sequential fold: parsed events (in file order) become compact records, link maps
+//! and interned names. Nothing here looks at an event twice.
+
+use crate::event::{Cat, Dim3, Event, IdVal, normalize_dtypes, normalize_shapes};
+use crate::intern::{Interner, Map, Set, StrInterner};
+use crate::observe::{EventObserver, ObservedEvent, TraceId};
+
+/// `u32::MAX` marks "none" in the compact id fields.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Device activity kinds. Memsets count as memcpy everywhere (trace.md §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GpuKind {
+    Kernel,
+    Memcpy,
+}
+
+/// One kernel, memcpy or memset: a few integers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GpuRec {
+    pub(crate) ts: i64,
+    pub(crate) dur: i64,
+    pub(crate) corr: Option<i64>,
+    pub(crate) device: Option<i64>,
+    pub(crate) name: u32,
+    /// Interned `(pid, tid)`.
+    pub(crate) stream: u32,
+    /// Interned `(grid, block)` of the event itself, or [`NONE`].
+    pub(crate) geometry: u32,
+    pub(crate) kind: GpuKind,
+}
+
+/// Op meta recorded per External id (first seen wins).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub(crate) struct Meta {
+    pub(crate) shapes: Vec<Vec<i64>>,
+    pub(crate) dtypes: Vec<String>,
+    pub(crate) kernel_file: String,
+    pub(crate) kernel_backend: String,
+}
+
+/// The op an External id names, and its meta.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpInfo {
+    pub(crate) name: u32,
+    pub(crate) meta: u32,
+}
+
+/// A named span (`ts`, `dur` in ns).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+    pub(crate) name: u32,
+    pub(crate) ts: i64,
+    pub(crate) dur: i64,
+    /// Interned pid for CPU spans, [`NONE`] for GPU ones.
+    pub(crate) pid: u32,
+}
+
+/// Where and when a correlation was launched on the CPU.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LaunchAt {
+    pub(crate) ts: i64,
+    pub(crate) pid: u32,
+}
+
+/// Everything the pass keeps.
+#[derive(Default)]
+pub(crate) struct Collected {
+    pub(crate) event_total: u64,
+    pub(crate) names: StrInterner,
+    pub(crate) links: Map<i64, i64>,
+    pub(crate) launch_at: Map<i64, LaunchAt>,
+    pub(crate) runtime_graph: Set<i64>,
+    pub(crate) driver_graph: Set<i64>,
+    pub(crate) ops: Map<i64, OpInfo>,
+    pub(crate) metas: Interner<Meta>,
+    pub(crate) gpu: Vec<GpuRec>,
+    pub(crate) gpu_annotations: Vec<Span>,
+    pub(crate) cpu_steps: Vec<Span>,
+    pub(crate) cpu_spans: Vec<Span>,
+    pub(crate) streams: Interner<(IdVal<'static>, IdVal<'static>)>,
+    pub(crate) pids: Interner<IdVal<'static>>,
+    pub(crate) geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
+}
+
+/// Folds events into [`Collected`], handing the observer what it asked for.
+pub(crate) struct Collector<'o> {
+    pub(crate) out: Collected,
+    observer: Option<&'o mut dyn EventObserver>,
+}
+
+/// Whether `name` is `ProfilerStep#<digits>`.
+pub(crate) fn is_profiler_step(name: &str) -> bool {
+    name.strip_prefix("ProfilerStep#")
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl<'o> Collector<'o> {
+    pub(crate) fn new(observer: Option<&'o mut dyn EventObserver>) -> Self {
+        Collector {
+            out: Collected::default(),
+            observer,
+        }
+    }
+
+    /// Whether the parser must hand over `python_function` events.
+    pub(crate) fn wants_python(&self) -> bool {
+        self.observer.is_some()
+    }
+
+    /// Counts an event analysis does not use.
+    pub(crate) fn skip(&mut self) {
+        self.out.event_total += 1;
+    }
+
+    pub(crate) fn fold(&mut self, ev: Event<'_>) {
+        let o = &mut self.out;
+        o.event_total += 1;
+        if let Some(obs) = self.observer.as_deref_mut() {
+            let cat = match ev.cat {
+                Cat::Kernel => Some("kernel"),
+                Cat::Runtime => Some("cuda_runtime"),
+                Cat::Driver => Some("cuda_driver"),
+                Cat::PythonFunction => Some("python_function"),
+                _ => None,
+            };
+            if let Some(cat) = cat {
+                obs.observe(&ObservedEvent {
+                    cat,
+                    name: &ev.name,
+                    pid: TraceId::from(&ev.pid),
+                    tid: TraceId::from(&ev.tid),
+                    ts_ns: ev.ts,
+                    dur_ns: ev.dur,
+                    correlation: ev.args.correlation,
+                });
+            }
+        }
+        match ev.cat {
+            Cat::Runtime | Cat::Driver => {
+                let Some(corr) = ev.args.correlation else {
+                    return;
+                };
+                if let Some(ext) = ev.args.external_id {
+                    o.links.insert(corr, ext);
+                }
+                let pid = o.pids.intern(ev.pid.into_owned());
+                o.launch_at.insert(corr, LaunchAt { ts: ev.ts, pid });
+                if ev.name.contains("GraphLaunch") {
+                    if ev.cat == Cat::Runtime {
+                        o.runtime_graph.insert(corr);
+                    } else {
+                        o.driver_graph.insert(corr);
+                    }
+                }
+            }
+            Cat::CpuOp => {
+                let step = ev.ph_x && is_profiler_step(&ev.name);
+                if let Some(ext) = ev.args.external_id {
+                    let name = o.names.intern(&ev.name);
+                    let meta = |o: &mut Collected| {
+                        let meta = Meta {
+                            shapes: ev.args.input_dims.map(normalize_shapes).unwrap_or_default(),
+                            dtypes: ev.args.input_type.map(normalize_dtypes).unwrap_or_default(),
+                            kernel_backend: match &ev.args.kernel_file {
+                                Some(f) if !f.is_empty() => {
+                                    ev.args.kernel_backend.as_deref().unwrap_or("").to_string()
+                                }
+                                _ => String::new(),
+                            },
+                            kernel_file: ev.args.kernel_file.as_deref().unwrap_or("").to_string(),
+                        };
+                        if meta == Meta::default() {
+                            NONE
+                        } else {
+                            o.metas.intern(meta)
+                        }
+                    };
+                    match o.ops.get_mut(&ext) {
+                        Some(info) => info.name = name,
+                        None => {
+                            let meta = meta(o);
+                            o.ops.insert(ext, OpInfo { name, meta });
+                        }
+                    }
+                }
+                // Only step spans are kept: every cpu_op span would make memory grow with
+                // the CPU side of the trace.
+                if step {
+                    let pid = o.pids.intern(ev.pid.clone().into_owned());
+                    let span = Span {
+                        name: o.names.intern(&ev.name),
+                        ts: ev.ts,
+                        dur: ev.dur,
+                        pid,
+                    };
+                    o.cpu_steps.push(span);
+                }
+            }
+            Cat::UserAnnotation => {
+                let pid = o.pids.intern(ev.pid.clone().into_owned());
+                let span = Span {
+                    name: o.names.intern(&ev.name),
+                    ts: ev.ts,
+                    dur: ev.dur,
+                    pid,
+                };
+                if is_profiler_step(&ev.name) {
+                    o.cpu_steps.push(span);
+                }
+                o.cpu_spans.push(span);
+            }
+            Cat::GpuUserAnnotation => {
+                let name = o.names.intern(&ev.name);
+                o.gpu_annotations.push(Span {
+                    name,
+                    ts: ev.ts,
+                    dur: ev.dur,
+                    pid: NONE,
+                });
+            }
+            Cat::Kernel | Cat::Memcpy | Cat::Memset => {
+                let kind = if ev.cat == Cat::Kernel {
+                    GpuKind::Kernel
+                } else {
+                    GpuKind::Memcpy
+                };
+                let device = ev.args.device.or(ev.pid.as_int());
+                let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
+                    o.geometries.intern((ev.args.grid, ev.args.block))
+                } else {
+                    NONE
+                };
+                let name = o.names.intern(&ev.name);
+                let stream = o.streams.intern((ev.pid.into_owned(), ev.tid.into_owned()));
+                o.gpu.push(GpuRec {
+                    ts: ev.ts,
+                    dur: ev.dur,
+                    corr: ev.args.correlation,
+                    device,
+                    name,
+                    stream,
+                    geometry,
+                    kind,
+                });
+            }
+            Cat::PythonFunction | Cat::Other => {}
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! One trace event, parsed in place: the few fields analysis uses, borrowed from the input.
+
+use std::borrow::Cow;
+
+use crate::json::{Cursor, JsonError, RawStr, Scalar, Value, parse_int};
+use crate::number::micros_text_to_ns;
+
+/// The event categories the reader routes on (trace.md §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cat {
+    Runtime,
+    Driver,
+    CpuOp,
+    UserAnnotation,
+    GpuUserAnnotation,
+    Kernel,
+    Memcpy,
+    Memset,
+    PythonFunction,
+    Other,
+}
+
+impl Cat {
+    fn from_raw(raw: Option<RawStr<'_>>) -> Cat {
+        let Some(raw) = raw else { return Cat::Other };
+        let bytes: Cow<'_, [u8]> = if raw.escaped {
+            Cow::Owned(raw.decode().into_owned().into_bytes())
+        } else {
+            Cow::Borrowed(raw.raw)
+        };
+        match &*bytes {
+            b"kernel" => Cat::Kernel,
+            b"gpu_memcpy" => Cat::Memcpy,
+            b"gpu_memset" => Cat::Memset,
+            b"cuda_runtime" => Cat::Runtime,
+            b"cuda_driver" => Cat::Driver,
+            b"cpu_op" => Cat::CpuOp,
+            b"user_annotation" => Cat::UserAnnotation,
+            b"gpu_user_annotation" => Cat::GpuUserAnnotation,
+            b"python_function" => Cat::PythonFunction,
+            _ => Cat::Other,
+        }
+    }
+
+    /// Kernel, memcpy or memset: activity on the device.
+    pub(crate) fn is_gpu(self) -> bool {
+        matches!(self, Cat::Kernel | Cat::Memcpy | Cat::Memset)
+    }
+}
+
+/// A `pid`/`tid` as it appeared: integer, string, or anything else (null).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum IdVal<'a> {
+    Int(i64),
+    Str(Cow<'a, str>),
+    Null,
+}
+
+impl<'a> IdVal<'a> {
+    fn from_value(v: Option<Value<'a>>) -> IdVal<'a> {
+        match v {
+            Some(Value::Scalar(Scalar::Str(s))) => IdVal::Str(s.decode()),
+            Some(v) => v.as_int().map_or(IdVal::Null, IdVal::Int),
+            None => IdVal::Null,
+        }
+    }
+
+    pub(crate) fn as_int(&self) -> Option<i64> {
+        match self {
+            IdVal::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn into_owned(self) -> IdVal<'static> {
+        match self {
+            IdVal::Int(i) => IdVal::Int(i),
+            IdVal::Str(s) => IdVal::Str(Cow::Owned(s.into_owned())),
+            IdVal::Null => IdVal::Null,
+        }
+    }
+}
+
+/// Launch geometry: a 3-integer list.
+pub(crate) type Dim3 = [i64; 3];
+
+/// The `args` members analysis reads.
+#[derive(Debug, Default)]
+pub(crate) struct Args<'a> {
+    pub(crate) correlation: Option<i64>,
+    pub(crate) external_id: Option<i64>,
+    pub(crate) device: Option<i64>,
+    pub(crate) grid: Option<Dim3>,
+    pub(crate) block: Option<Dim3>,
+    /// Raw JSON of `Input Dims` and `Input type`, normalised only when first needed.
+    pub(crate) input_dims: Option<&'a [u8]>,
+    pub(crate) input_type: Option<&'a [u8]>,
+    pub(crate) kernel_file: Option<Cow<'a, str>>,
+    pub(crate) kernel_backend: Option<Cow<'a, str>>,
+}
+
+/// An event of a category analysis (or the observer) uses.
+#[derive(Debug)]
+pub(crate) struct Event<'a> {
+    pub(crate) cat: Cat,
+    pub(crate) ph_x: bool,
+    pub(crate) name: Cow<'a, str>,
+    pub(crate) pid: IdVal<'a>,
+    pub(crate) tid: IdVal<'a>,
+    pub(crate) ts: i64,
+    pub(crate) dur: i64,
+    pub(crate) args: Args<'a>,
+}
+
+/// Which events the caller wants back; all others are validated and dropped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wanted {
+    pub(crate) python_functions: bool,
+}
+
+/// Parses one event object (the cursor on its `{`), validating all of it.
+///
+/// Returns `Ok(None)` for a valid event that analysis does not use.
+pub(crate) fn parse_event<'a>(
+    c: &mut Cursor<'a>,
+    stack: &mut Vec<u8>,
+    wanted: Wanted,
+) -> Result<Option<Event<'a>>, JsonError> {
+    let mut ph = None;
+    let mut cat = None;
+    let mut name = None;
+    let mut pid = None;
+    let mut tid = None;
+    let mut ts = None;
+    let mut dur = None;
+    let mut args = None;
+    if c.open(b'{', b'}')? {
+        loop {
+            let key = c.key()?;
+            let slot = if key.escaped {
+                None
+            } else {
+                match key.raw {
+                    b"ph" => Some(&mut ph),
+                    b"cat" => Some(&mut cat),
+                    b"name" => Some(&mut name),
+                    b"pid" => Some(&mut pid),
+                    b"tid" => Some(&mut tid),
+                    b"ts" => Some(&mut ts),
+                    b"dur" => Some(&mut dur),
+                    b"args" => Some(&mut args),
+                    _ => None,
+                }
+            };
+            match slot {
+                // Duplicate members: the last one wins, as in Python's json.
+                Some(slot) => *slot = Some(c.value(stack)?),
+                None => c.skip_value(stack)?,
+            }
+            if !c.next_or_close(b'}')? {
+                break;
+            }
+        }
+    }
+    let as_str = |v: Option<Value<'a>>| match v {
+        Some(Value::Scalar(Scalar::Str(s))) => Some(s),
+        _ => None,
+    };
+    let cat = Cat::from_raw(as_str(cat));
+    let ph_x = as_str(ph).is_some_and(|p| p.eq_str("X"));
+    let keep = match cat {
+        Cat::Other => false,
+        Cat::PythonFunction => wanted.python_functions,
+        c if c.is_gpu() || c == Cat::GpuUserAnnotation || c == Cat::UserAnnotation => ph_x,
+        _ => true,
+    };
+    if !keep {
+        return Ok(None);
+    }
+    let time = |v: Option<Value<'a>>| match v {
+        Some(Value::Scalar(Scalar::Num(t))) => micros_text_to_ns(t).unwrap_or(0),
+        _ => 0,
+    };
+    let args = match args {
+        Some(Value::Container(text)) if text.first() == Some(&b'{') => {
+            parse_args(text, cat, stack)?
+        }
+        _ => Args::default(),
+    };
+    Ok(Some(Event {
+        cat,
+        ph_x,
+        name: as_str(name).map_or(Cow::Borrowed(""), |s| s.decode()),
+        pid: IdVal::from_value(pid),
+        tid: IdVal::from_value(tid),
+        ts: time(ts),
+        dur: time(dur).max(0),
+        args,
+    }))
+}
+
+/// Reads the `args` members a category needs from already-validated object text.
+fn parse_args<'a>(text: &'a [u8], cat: Cat, stack: &mut Vec<u8>) -> Result<Args<'a>, JsonError> {
+    let mut a = Args::default();
+    let mut c = Cursor::new(text, 0);
+    if !c.open(b'{', b'}')? {
+        return Ok(a);
+    }
+    loop {
+        let key = c.key()?;
+        let key_text: Cow<'_, [u8]> = if key.escaped {
+            Cow::Owned(key.decode().into_owned().into_bytes())
+        } else {
+            Cow::Borrowed(key.raw)
+        };
+        let v = c.value(stack)?;
+        match &*key_text {
+            b"correlation" => a.correlation = v.as_int(),
+            b"External id" => a.external_id = v.as_int(),
+            b"device" if cat.is_gpu() => a.device = v.as_int(),
+            b"grid" if cat == Cat::Kernel => a.grid = dim3(v),
+            b"block" if cat == Cat::Kernel => a.block = dim3(v),
+            b"Input Dims" if cat == Cat::CpuOp => a.input_dims = container(v, b'['),
+            b"Input type" if cat == Cat::CpuOp => a.input_type = container(v, b'['),
+            b"kernel_file" if cat == Cat::CpuOp => a.kernel_file = string(v),
+            b"kernel_backend" if cat == Cat::CpuOp => a.kernel_backend = string(v),
+            _ => {}
+        }
+        if !c.next_or_close(b'}')? {
+            return Ok(a);
+        }
+    }
+}
+
+fn container(v: Value<'_>, open: u8) -> Option<&[u8]> {
+    match v {
+        Value::Container(t) if t.first() == Some(&open) => Some(t),
+        _ => None,
+    }
+}
+
+fn string(v: Value<'_>) -> Option<Cow<'_, str>> {
+    match v {
+        Value::Scalar(Scalar::Str(s)) => Some(s.decode()),
+        _ => None,
+    }
+}
+
+fn dim3(v: Value<'_>) -> Option<Dim3> {
+    let text = container(v, b'[')?;
+    let ints = int_list(text)?;
+    match ints.as_slice() {
+        [Some(x), Some(y), Some(z)] => Some([*x, *y, *z]),
+        _ => None,
+    }
+}
+
+/// The elements of a validated JSON array: `Some(int)` for integers, `None` otherwise.
+fn int_list(text: &[u8]) -> Option<Vec<Option<i64>>> {
+    let mut c = Cursor::new(text, 0);
+    let mut stack = Vec::new();
+    let mut out = Vec::new();
+    if !c.open(b'[', b']').ok()? {
+        return Some(out);
+    }
+    loop {
+        let v = c.value(&mut stack).ok()?;
+        out.push(match v {
+            Value::Scalar(Scalar::Num(t)) => parse_int(t),
+            _ => None,
+        });
+        if !c.next_or_close(b']').ok()? {
+            return Some(out);
+        }
+    }
+}
+
+/// `Input Dims` normalised positionally: a list entry keeps its integer members, any
+/// other entry becomes `[]` (trace.md §12).
+pub(crate) fn normalize_shapes(text: &[u8]) -> Vec<Vec<i64>> {
+    let mut c = Cursor::new(text, 0);
+    let mut stack = Vec::new();
+    let mut out = Vec::new();
+    if !matches!(c.open(b'[', b']'), Ok(true)) {
+        return out;
+    }
+    loop {
+        let Ok(v) = c.value(&mut stack) else {
+            return out;
+        };
+        out.push(match v {
+            Value::Container(t) if t.first() == Some(&b'[') => int_list(t)
+                .unwrap_or_default()
+                .into_iter()
+                .flatten()
+                .collect(),
+            _ => Vec::new(),
+        });
+        if !matches!(c.next_or_close(b']'), Ok(true)) {
+            return out;
+        }
+    }
+}
+
+/// `Input type` normalised: strings kept, any other entry becomes `""`.
+pub(crate) fn normalize_dtypes(text: &[u8]) -> Vec<String> {
+    let mut c = Cursor::new(text, 0);
+    let mut stack = Vec::new();
+    let mut out = Vec::new();
+    if !matches!(c.open(b'[', b']'), Ok(true)) {
+        return out;
+    }
+    loop {
+        let Ok(v) = c.value(&mut stack) else {
+            return out;
+        };
+        out.push(match v {
+            Value::Scalar(Scalar::Str(s)) => s.decode().into_owned(),
+            _ => String::new(),
+        });
+        if !matches!(c.next_or_close(b']'), Ok(true)) {
+            return out;
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Graph-replay coverage over the whole trace (trace.md §9).
+
+use crate::collect::{Collected, GpuKind};
+use crate::intern::Set;
+use crate::report::{GraphCoverage, LaunchApi};
+
+/// The effective graph-launch set: runtime launches, or driver ones in a driver-only trace.
+///
+/// A runtime `cudaGraphLaunch` calls the driver beneath it with its own correlation,
+/// while replayed kernels carry only the runtime one; counting both would halve coverage.
+pub(crate) fn effective_set(c: &Collected) -> (&Set<i64>, Option<LaunchApi>) {
+    if !c.runtime_graph.is_empty() {
+        (&c.runtime_graph, Some(LaunchApi::Runtime))
+    } else if !c.driver_graph.is_empty() {
+        (&c.driver_graph, Some(LaunchApi::Driver))
+    } else {
+        (&c.runtime_graph, None)
+    }
+}
+
+/// Coverage, counted before any window.
+pub(crate) fn coverage(c: &Collected) -> GraphCoverage {
+    let (set, launch_api) = effective_set(c);
+    let mut with_kernels: Set<i64> = Set::default();
+    let mut graph_kernels = 0u64;
+    if !set.is_empty() {
+        for r in c.gpu.iter().filter(|r| r.kind == GpuKind::Kernel) {
+            if let Some(corr) = r.corr.filter(|k| set.contains(k)) {
+                graph_kernels += 1;
+                with_kernels.insert(corr);
+            }
+        }
+    }
+    let launches = set.len() as u64;
+    let launches_with_kernels = with_kernels.len() as u64;
+    let coverage = (launches > 0).then(|| launches_with_kernels as f64 / launches as f64);
+    // Never looks at busy%: a fully recorded but idle workload must still be gated.
+    let under_recorded =
+        launches >= 2 && graph_kernels >= 1 && launches_with_kernels * 2 < launches;
+    GraphCoverage {
+        launches,
+        launches_with_kernels,
+        coverage,
+        graph_kernels,
+        under_recorded,
+        launch_api,
+    }
+}

@@ -1,0 +1,494 @@
+//! A small validating JSON cursor over borrowed bytes.
+//!
+//! Why not a general JSON crate: the reader needs a handful of fields from each event,
+//! strings borrowed from the input, exact number text (for integer-ns times), and
+//! validation of everything else without building values. Nesting is walked with an
+//! explicit stack, so 200k levels of `[[[[` cannot overflow the thread stack.
+
+use std::borrow::Cow;
+
+/// Why a value could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsonError {
+    /// The bytes ended inside the value.
+    Eof,
+    /// The bytes are not JSON; the text says what was expected.
+    Invalid(&'static str),
+}
+
+/// A JSON string as it appears in the input, quotes removed, escapes not yet decoded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawStr<'a> {
+    pub(crate) raw: &'a [u8],
+    pub(crate) escaped: bool,
+}
+
+impl<'a> RawStr<'a> {
+    /// Decodes the string. Borrows unless it holds escapes or invalid UTF-8, which is
+    /// replaced (U+FFFD) rather than rejected: a damaged name still names a kernel.
+    pub(crate) fn decode(&self) -> Cow<'a, str> {
+        if !self.escaped {
+            return String::from_utf8_lossy(self.raw);
+        }
+        let mut out: Vec<u8> = Vec::with_capacity(self.raw.len());
+        let b = self.raw;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c != b'\\' {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let Some(&e) = b.get(i + 1) else { break };
+            i += 2;
+            let simple = match e {
+                b'"' => Some(b'"'),
+                b'\\' => Some(b'\\'),
+                b'/' => Some(b'/'),
+                b'b' => Some(8),
+                b'f' => Some(12),
+                b'n' => Some(b'\n'),
+                b'r' => Some(b'\r'),
+                b't' => Some(b'\t'),
+                _ => None,
+            };
+            if let Some(s) = simple {
+                out.push(s);
+                continue;
+            }
+            // \uXXXX, possibly a surrogate pair; a lone surrogate becomes U+FFFD.
+            let Some(hi) = hex4(b, i) else { break };
+            i += 4;
+            let ch = if (0xD800..0xDC00).contains(&hi)
+                && b.get(i) == Some(&b'\\')
+                && b.get(i + 1) == Some(&b'u')
+            {
+                match hex4(b, i + 2) {
+                    Some(lo) if (0xDC00..0xE000).contains(&lo) => {
+                        i += 6;
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                    }
+                    _ => None,
+                }
+            } else {
+                char::from_u32(hi)
+            };
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(ch.unwrap_or('\u{FFFD}').encode_utf8(&mut buf).as_bytes());
+        }
+        match String::from_utf8(out) {
+            Ok(s) => Cow::Owned(s),
+            Err(e) => Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        }
+    }
+
+    /// Whether the decoded string equals `s` (fast path without decoding).
+    pub(crate) fn eq_str(&self, s: &str) -> bool {
+        if self.escaped {
+            self.decode() == s
+        } else {
+            self.raw == s.as_bytes()
+        }
+    }
+}
+
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    let digits = b.get(at..at + 4)?;
+    let mut v = 0u32;
+    for &d in digits {
+        v = v * 16 + (d as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// Bytes that end the fast part of a string scan: quote, backslash, control characters.
+const STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// A position in a byte slice with JSON reading primitives.
+pub(crate) struct Cursor<'a> {
+    pub(crate) b: &'a [u8],
+    pub(crate) i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(b: &'a [u8], i: usize) -> Self {
+        Cursor { b, i }
+    }
+
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    #[inline]
+    pub(crate) fn skip_ws(&mut self) {
+        while let Some(&c) = self.b.get(self.i) {
+            if c == b' ' || c == b'\n' || c == b'\r' || c == b'\t' {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline]
+    fn expect(&mut self, c: u8, what: &'static str) -> Result<(), JsonError> {
+        match self.peek() {
+            Some(x) if x == c => {
+                self.i += 1;
+                Ok(())
+            }
+            Some(_) => Err(JsonError::Invalid(what)),
+            None => Err(JsonError::Eof),
+        }
+    }
+
+    /// Reads a string; the cursor must be on its opening quote.
+    pub(crate) fn string(&mut self) -> Result<RawStr<'a>, JsonError> {
+        self.expect(b'"', "expected a string")?;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            let rest = &self.b[self.i..];
+            let Some(off) = rest.iter().position(|&c| STRING_STOP[c as usize]) else {
+                self.i = self.b.len();
+                return Err(JsonError::Eof);
+            };
+            self.i += off;
+            match self.b[self.i] {
+                b'"' => {
+                    let raw = &self.b[start..self.i];
+                    self.i += 1;
+                    return Ok(RawStr { raw, escaped });
+                }
+                b'\\' => {
+                    escaped = true;
+                    match self.b.get(self.i + 1) {
+                        None => return Err(JsonError::Eof),
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 2,
+                        Some(b'u') => {
+                            if self.b.len() < self.i + 6 {
+                                return Err(JsonError::Eof);
+                            }
+                            if hex4(self.b, self.i + 2).is_none() {
+                                return Err(JsonError::Invalid("invalid \\u escape in string"));
+                            }
+                            self.i += 6;
+                        }
+                        Some(_) => return Err(JsonError::Invalid("invalid escape in string")),
+                    }
+                }
+                _ => return Err(JsonError::Invalid("control character in string")),
+            }
+        }
+    }
+
+    /// Reads a number and returns its text.
+    pub(crate) fn number(&mut self) -> Result<&'a [u8], JsonError> {
+        let b = self.b;
+        let start = self.i;
+        let mut i = self.i;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            None => return Err(JsonError::Eof),
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                while matches!(b.get(i), Some(b'0'..=b'9')) {
+                    i += 1;
+                }
+            }
+            Some(_) => return Err(JsonError::Invalid("invalid number")),
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let s = i;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == s {
+                return Err(if i >= b.len() {
+                    JsonError::Eof
+                } else {
+                    JsonError::Invalid("invalid number")
+                });
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let s = i;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == s {
+                return Err(if i >= b.len() {
+                    JsonError::Eof
+                } else {
+                    JsonError::Invalid("invalid number")
+                });
+            }
+        }
+        if i >= b.len() {
+            // A number can only be known complete once a following byte is seen.
+            return Err(JsonError::Eof);
+        }
+        self.i = i;
+        Ok(&b[start..i])
+    }
+
+    fn literal(&mut self, word: &'static [u8]) -> Result<(), JsonError> {
+        let end = self.i + word.len();
+        let have = &self.b[self.i..self.b.len().min(end)];
+        if have.len() < word.len() {
+            return if word.starts_with(have) {
+                Err(JsonError::Eof)
+            } else {
+                Err(JsonError::Invalid("invalid literal"))
+            };
+        }
+        if have != word {
+            return Err(JsonError::Invalid("invalid literal"));
+        }
+        self.i = end;
+        Ok(())
+    }
+
+    /// Reads one scalar (string, number, literal) and reports what it was.
+    pub(crate) fn scalar(&mut self) -> Result<Scalar<'a>, JsonError> {
+        match self.peek() {
+            None => Err(JsonError::Eof),
+            Some(b'"') => Ok(Scalar::Str(self.string()?)),
+            Some(b'-' | b'0'..=b'9') => Ok(Scalar::Num(self.number()?)),
+            Some(b't') => self.literal(b"true").map(|_| Scalar::Other),
+            Some(b'f') => self.literal(b"false").map(|_| Scalar::Other),
+            Some(b'n') => self.literal(b"null").map(|_| Scalar::Null),
+            Some(_) => Err(JsonError::Invalid("expected a value")),
+        }
+    }
+
+    /// Reads any value and returns what kind it was; containers are validated and skipped.
+    pub(crate) fn value(&mut self, stack: &mut Vec<u8>) -> Result<Value<'a>, JsonError> {
+        match self.peek() {
+            Some(b'{') | Some(b'[') => {
+                let start = self.i;
+                self.skip_container(stack)?;
+                Ok(Value::Container(&self.b[start..self.i]))
+            }
+            _ => self.scalar().map(Value::Scalar),
+        }
+    }
+
+    /// Skips any value (validating it).
+    pub(crate) fn skip_value(&mut self, stack: &mut Vec<u8>) -> Result<(), JsonError> {
+        self.value(stack).map(|_| ())
+    }
+
+    /// Reads `"key" :` with whitespace around the colon; the cursor must be on the quote.
+    pub(crate) fn key(&mut self) -> Result<RawStr<'a>, JsonError> {
+        if self.peek() != Some(b'"') {
+            return match self.peek() {
+                None => Err(JsonError::Eof),
+                Some(_) => Err(JsonError::Invalid("expected a member name")),
+            };
+        }
+        let k = self.string()?;
+        self.skip_ws();
+        self.expect(b':', "expected ':' after member name")?;
+        self.skip_ws();
+        Ok(k)
+    }
+
+    /// After a member or element: consumes `,` (returns true) or the closer (returns false).
+    pub(crate) fn next_or_close(&mut self, close: u8) -> Result<bool, JsonError> {
+        self.skip_ws();
+        match self.peek() {
+            None => Err(JsonError::Eof),
+            Some(b',') => {
+                self.i += 1;
+                self.skip_ws();
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(false)
+            }
+            Some(_) => Err(JsonError::Invalid(if close == b'}' {
+                "expected ',' or '}' in object"
+            } else {
+                "expected ',' or ']' in array"
+            })),
+        }
+    }
+
+    /// Opens a container; returns false if it is empty (and consumes the closer).
+    pub(crate) fn open(&mut self, open: u8, close: u8) -> Result<bool, JsonError> {
+        self.expect(
+            open,
+            if open == b'{' {
+                "expected an object"
+            } else {
+                "expected an array"
+            },
+        )?;
+        self.skip_ws();
+        match self.peek() {
+            None => Err(JsonError::Eof),
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(false)
+            }
+            Some(_) => Ok(true),
+        }
+    }
+
+    /// Validates and skips an object or array without recursion.
+    fn skip_container(&mut self, stack: &mut Vec<u8>) -> Result<(), JsonError> {
+        let base = stack.len();
+        let result = self.skip_container_inner(stack, base);
+        stack.truncate(base);
+        result
+    }
+
+    fn skip_container_inner(&mut self, stack: &mut Vec<u8>, base: usize) -> Result<(), JsonError> {
+        'value: loop {
+            // Expecting a value.
+            match self.peek() {
+                Some(b'{') => {
+                    if self.open(b'{', b'}')? {
+                        stack.push(b'}');
+                        self.key()?;
+                        continue 'value;
+                    }
+                }
+                Some(b'[') => {
+                    if self.open(b'[', b']')? {
+                        stack.push(b']');
+                        continue 'value;
+                    }
+                }
+                _ => {
+                    self.scalar()?;
+                }
+            }
+            // After a value: close containers until one continues.
+            loop {
+                if stack.len() <= base {
+                    return Ok(());
+                }
+                let Some(&close) = stack.last() else {
+                    return Ok(());
+                };
+                if self.next_or_close(close)? {
+                    if close == b'}' {
+                        self.key()?;
+                    }
+                    continue 'value;
+                }
+                stack.pop();
+            }
+        }
+    }
+}
+
+/// A scalar value.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Scalar<'a> {
+    Str(RawStr<'a>),
+    Num(&'a [u8]),
+    Null,
+    Other,
+}
+
+/// Any value: a scalar, or the raw text of an object or array.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value<'a> {
+    Scalar(Scalar<'a>),
+    Container(&'a [u8]),
+}
+
+impl<'a> Value<'a> {
+    /// The integer value of a plain JSON integer (no fraction, no exponent).
+    pub(crate) fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Scalar(Scalar::Num(t)) => parse_int(t),
+            _ => None,
+        }
+    }
+}
+
+/// Parses a JSON integer literal; fractions, exponents and overflow are not integers.
+pub(crate) fn parse_int(t: &[u8]) -> Option<i64> {
+    if t.iter().any(|&c| c == b'.' || c == b'e' || c == b'E') {
+        return None;
+    }
+    std::str::from_utf8(t).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skip(s: &str) -> Result<usize, JsonError> {
+        let mut c = Cursor::new(s.as_bytes(), 0);
+        let mut st = Vec::new();
+        c.skip_value(&mut st).map(|_| c.i)
+    }
+
+    #[test]
+    fn skips_nested_values() {
+        assert_eq!(skip(r#"{"a":[1,2,{"b":null}],"c":"x\"y"} "#), Ok(33));
+        assert_eq!(skip("[] "), Ok(2));
+        assert_eq!(skip("{} "), Ok(2));
+    }
+
+    #[test]
+    fn deep_nesting_does_not_recurse() {
+        let depth = 200_000;
+        let s = format!("{}{} ", "[".repeat(depth), "]".repeat(depth));
+        assert_eq!(skip(&s), Ok(2 * depth));
+    }
+
+    #[test]
+    fn rejects_bad_json() {
+        assert!(matches!(skip("{\"a\" 1}"), Err(JsonError::Invalid(_))));
+        assert!(matches!(skip("[1,]"), Err(JsonError::Invalid(_))));
+        assert!(matches!(
+            skip("{\"a\":invalid}"),
+            Err(JsonError::Invalid(_))
+        ));
+        assert!(matches!(skip("[1 2]"), Err(JsonError::Invalid(_))));
+        assert!(matches!(skip("[01]"), Err(JsonError::Invalid(_))));
+        assert_eq!(skip("[1,2"), Err(JsonError::Eof));
+        assert_eq!(skip("\"abc"), Err(JsonError::Eof));
+    }
+
+    #[test]
+    fn decodes_escapes_and_pairs() {
+        let mut c = Cursor::new(br#""a\u00e9\ud83d\ude00\n\ud800x" "#, 0);
+        let s = c.string().map(|s| s.decode().into_owned());
+        assert_eq!(s.as_deref(), Ok("a\u{e9}\u{1F600}\n\u{FFFD}x"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_rejected() {
+        let bytes = b"\"ab\xffcd\" ";
+        let mut c = Cursor::new(bytes, 0);
+        let s = c.string().map(|s| s.decode().into_owned());
+        assert_eq!(s.as_deref(), Ok("ab\u{FFFD}cd"));
+    }
+}

@@ -1,0 +1,146 @@
+//! Exact conversion of JSON number text in microseconds to integer nanoseconds (trace.md §6).
+//!
+//! Trace times are decimal microseconds with nanosecond fractions; going through `f64`
+//! would drift (0.1 + 0.2 µs is not 0.3 µs), so the digits are scaled as integers.
+
+/// Converts the text of a JSON number (decimal µs) to integer ns.
+///
+/// Digits past the nanosecond are rounded half away from zero. Returns `None` when the
+/// text is not a JSON number or the result does not fit in `i64`.
+pub fn micros_text_to_ns(text: &[u8]) -> Option<i64> {
+    let (negative, rest) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let mut i = 0;
+    let int_start = i;
+    while i < rest.len() && rest[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int_digits = &rest[int_start..i];
+    if int_digits.is_empty() {
+        return None;
+    }
+    let mut frac_digits: &[u8] = &[];
+    if i < rest.len() && rest[i] == b'.' {
+        let start = i + 1;
+        i = start;
+        while i < rest.len() && rest[i].is_ascii_digit() {
+            i += 1;
+        }
+        frac_digits = &rest[start..i];
+        if frac_digits.is_empty() {
+            return None;
+        }
+    }
+    let mut exponent: i64 = 0;
+    if i < rest.len() && (rest[i] == b'e' || rest[i] == b'E') {
+        i += 1;
+        let mut exp_negative = false;
+        if i < rest.len() && (rest[i] == b'+' || rest[i] == b'-') {
+            exp_negative = rest[i] == b'-';
+            i += 1;
+        }
+        let start = i;
+        while i < rest.len() && rest[i].is_ascii_digit() {
+            // Saturate: any exponent this large over- or underflows i64 ns anyway.
+            exponent = (exponent * 10 + i64::from(rest[i] - b'0')).min(1_000_000);
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        if exp_negative {
+            exponent = -exponent;
+        }
+    }
+    if i != rest.len() {
+        return None;
+    }
+    // value = digits × 10^(exponent + 3 − frac_len) ns, digits = int ++ frac.
+    let shift = exponent + 3 - frac_digits.len() as i64;
+    let digits = int_digits.iter().chain(frac_digits.iter()).copied();
+    let total = int_digits.len() + frac_digits.len();
+    let magnitude = if shift >= 0 {
+        let mut acc: i128 = 0;
+        for d in digits {
+            acc = acc * 10 + i128::from(d - b'0');
+            if acc > i128::from(i64::MAX) {
+                return None;
+            }
+        }
+        if acc == 0 {
+            0
+        } else {
+            for _ in 0..shift {
+                acc *= 10;
+                if acc > i128::from(i64::MAX) {
+                    return None;
+                }
+            }
+            acc
+        }
+    } else {
+        let dropped = (-shift) as usize;
+        if dropped > total {
+            // Every digit lies below the half-ns place: the value rounds to 0.
+            0
+        } else {
+            let kept = total - dropped;
+            let mut acc: i128 = 0;
+            let mut round_up = false;
+            for (pos, d) in digits.enumerate() {
+                if pos == kept {
+                    // The first dropped digit decides: >= 5 means at least one half.
+                    round_up = d >= b'5';
+                    break;
+                }
+                acc = acc * 10 + i128::from(d - b'0');
+                if acc > i128::from(i64::MAX) {
+                    return None;
+                }
+            }
+            acc + i128::from(round_up)
+        }
+    };
+    let value = if negative { -magnitude } else { magnitude };
+    i64::try_from(value).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::micros_text_to_ns as ns;
+
+    #[test]
+    fn fixture_precision_is_exact() {
+        assert_eq!(ns(b"5161092366507.330"), Some(5_161_092_366_507_330));
+        assert_eq!(ns(b"0.1"), Some(100));
+        assert_eq!(ns(b"0.2"), Some(200));
+    }
+
+    #[test]
+    fn exponents_and_rounding() {
+        assert_eq!(ns(b"1.5e3"), Some(1_500_000));
+        assert_eq!(ns(b"1000.0005"), Some(1_000_001));
+        assert_eq!(ns(b"1000.0004"), Some(1_000_000));
+        assert_eq!(ns(b"-1000.0005"), Some(-1_000_001));
+        assert_eq!(ns(b"1E-3"), Some(1));
+        assert_eq!(ns(b"5E-4"), Some(1));
+        assert_eq!(ns(b"4E-4"), Some(0));
+        assert_eq!(ns(b"5E-5"), Some(0));
+        assert_eq!(ns(b"0"), Some(0));
+        assert_eq!(ns(b"0e999999999"), Some(0));
+        assert_eq!(ns(b"12"), Some(12_000));
+    }
+
+    #[test]
+    fn out_of_range_or_not_a_number() {
+        assert_eq!(ns(b"1e400"), None);
+        assert_eq!(ns(b"99999999999999999999"), None);
+        assert_eq!(ns(b"abc"), None);
+        assert_eq!(ns(b"1."), None);
+        assert_eq!(ns(b"-"), None);
+        assert_eq!(ns(b""), None);
+        assert_eq!(ns(b"1e"), None);
+    }
+}

@@ -1,0 +1,60 @@
+//! The opt-in observer: hands selected events to a caller during the one pass.
+
+use crate::event::IdVal;
+
+/// A `pid` or `tid` as it appeared in the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TraceId<'a> {
+    /// An integer id.
+    Int(i64),
+    /// A string id (e.g. `"Spans"`).
+    Str(&'a str),
+    /// Absent or of another type.
+    Null,
+}
+
+impl<'a> From<&'a IdVal<'_>> for TraceId<'a> {
+    fn from(v: &'a IdVal<'_>) -> Self {
+        match v {
+            IdVal::Int(i) => TraceId::Int(*i),
+            IdVal::Str(s) => TraceId::Str(s),
+            IdVal::Null => TraceId::Null,
+        }
+    }
+}
+
+impl serde::Serialize for TraceId<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TraceId::Int(i) => s.serialize_i64(*i),
+            TraceId::Str(t) => s.serialize_str(t),
+            TraceId::Null => s.serialize_none(),
+        }
+    }
+}
+
+/// An event handed to an [`EventObserver`]: borrowed, valid only during the call.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ObservedEvent<'a> {
+    /// `kernel`, `cuda_runtime`, `cuda_driver` or `python_function`.
+    pub cat: &'a str,
+    /// The event name.
+    pub name: &'a str,
+    /// Process id.
+    pub pid: TraceId<'a>,
+    /// Thread id.
+    pub tid: TraceId<'a>,
+    /// Start, ns.
+    pub ts_ns: i64,
+    /// Duration, ns (never negative).
+    pub dur_ns: i64,
+    /// `args.correlation` when it is an integer.
+    pub correlation: Option<i64>,
+}
+
+/// Receives every kernel, launch (runtime/driver) and `python_function` event, in file order.
+pub trait EventObserver {
+    /// Called once per event, during the read.
+    fn observe(&mut self, event: &ObservedEvent<'_>);
+}

@@ -1,0 +1,152 @@
+//! What a caller can ask of an analysis: window, row count, limits, threads.
+
+use crate::error::TraceError;
+
+/// Bounds that keep hostile or broken input from using unbounded memory (trace.md §3, §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Most bytes allowed before the `"traceEvents"` key (default 16 MiB).
+    pub max_prefix_bytes: usize,
+    /// Longest single event object in bytes (default 64 MiB).
+    pub max_event_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_prefix_bytes: 16 * 1024 * 1024,
+            max_event_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// Limits with the given prefix and event sizes.
+    pub fn new(max_prefix_bytes: usize, max_event_bytes: usize) -> Self {
+        Limits {
+            max_prefix_bytes,
+            max_event_bytes,
+        }
+    }
+}
+
+/// A half-open GPU time window `[start_ns, end_ns)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeWindow {
+    start_ns: i64,
+    end_ns: i64,
+}
+
+impl TimeWindow {
+    /// A window; `end_ns < start_ns` is [`TraceError::InvalidWindow`].
+    pub fn new(start_ns: i64, end_ns: i64) -> Result<Self, TraceError> {
+        if end_ns < start_ns {
+            return Err(TraceError::InvalidWindow { start_ns, end_ns });
+        }
+        Ok(TimeWindow { start_ns, end_ns })
+    }
+
+    /// Parses `START_US:END_US` (decimal µs, converted exactly as `ts` is).
+    pub fn parse_us(spec: &str) -> Result<Self, TraceError> {
+        let bad = || TraceError::InvalidWindowSpec {
+            spec: spec.to_string(),
+        };
+        let (a, b) = spec.split_once(':').ok_or_else(bad)?;
+        let a = crate::number::micros_text_to_ns(a.trim().as_bytes()).ok_or_else(bad)?;
+        let b = crate::number::micros_text_to_ns(b.trim().as_bytes()).ok_or_else(bad)?;
+        TimeWindow::new(a, b)
+    }
+
+    /// Start, inclusive, in ns.
+    pub fn start_ns(&self) -> i64 {
+        self.start_ns
+    }
+
+    /// End, exclusive, in ns.
+    pub fn end_ns(&self) -> i64 {
+        self.end_ns
+    }
+
+    /// Whether an event starting at `ts` is kept (`start <= ts < end`).
+    pub fn contains(&self, ts: i64) -> bool {
+        self.start_ns <= ts && ts < self.end_ns
+    }
+
+    /// Length in ns.
+    pub fn len_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// Where steady-state step spans come from (trace.md §10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum StepSource {
+    /// GPU annotations, then CPU `ProfilerStep#N` spans.
+    #[default]
+    Auto,
+    /// GPU annotations only (§10.1).
+    Annotation,
+    /// CPU `ProfilerStep#N` spans only (§10.2).
+    CpuSteps,
+}
+
+/// Which part of the trace the aggregates cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WindowMode {
+    /// The whole trace.
+    #[default]
+    Full,
+    /// One representative repeating step (§10).
+    Steady {
+        /// Fewest repeats a step group needs (default 3).
+        min_repeats: usize,
+        /// Where step spans come from.
+        source: StepSource,
+    },
+    /// A window the caller chose.
+    Explicit(TimeWindow),
+}
+
+impl WindowMode {
+    /// `Steady` with the default repeat count and the given source.
+    pub fn steady(source: StepSource) -> Self {
+        WindowMode::Steady {
+            min_repeats: 3,
+            source,
+        }
+    }
+}
+
+/// Options of [`crate::analyze`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Rows kept per table (default 10; 0 keeps all).
+    pub top_k: usize,
+    /// Keep per-kernel launch records for [`crate::Analysis::launches`].
+    pub emit_launches: bool,
+    /// Worker threads: None = rayon's default, 1 = sequential. Results never depend on it.
+    pub threads: Option<usize>,
+    /// Which part of the trace to aggregate.
+    pub window: WindowMode,
+    /// Input bounds.
+    pub limits: Limits,
+    /// Extra kernel-name substrings counted as communication (§11.3).
+    pub extra_comm_patterns: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            top_k: 10,
+            emit_launches: false,
+            threads: None,
+            window: WindowMode::Full,
+            limits: Limits::default(),
+            extra_comm_patterns: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! Driving one read of a source: memory-mapped (parallel) or streamed (gzip, stdin).
+//!
+//! Both paths feed the same sequential fold in file order, so results do not depend
+//! on the path taken or on the thread count.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::sync::mpsc::{Receiver, sync_channel};
+
+use flate2::read::MultiGzDecoder;
+use rayon::prelude::*;
+
+use crate::collect::Collector;
+use crate::error::TraceError;
+use crate::event::{Event, Wanted};
+use crate::options::Limits;
+use crate::scan::{self, ErrorLog, Located, Problem, Step};
+use crate::source::{Input, TraceSource};
+
+/// What one read produced, before aggregation.
+pub(crate) struct ReadOutput {
+    pub(crate) stream_errors: Vec<String>,
+    /// Raw JSON of a top-level `kernlens` member that precedes `traceEvents`.
+    pub(crate) provenance: Option<Vec<u8>>,
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// Size of one read from a stream.
+const CHUNK: usize = 1 << 20;
+/// Size of one parallel region of a mapped file.
+const REGION: usize = 4 << 20;
+
+/// Reads the whole source once, folding every event into `collector`.
+pub(crate) fn read(
+    source: &TraceSource,
+    limits: &Limits,
+    threads: Option<usize>,
+    collector: &mut Collector<'_>,
+) -> Result<ReadOutput, TraceError> {
+    let mut log = ErrorLog::default();
+    let provenance = match &source.input {
+        Input::File(path) => {
+            let io_err = |action, source| TraceError::Io {
+                action,
+                path: path.clone(),
+                source,
+            };
+            let mut file = File::open(path).map_err(|e| io_err("open trace", e))?;
+            let mut magic = [0u8; 2];
+            let got = read_up_to(&mut file, &mut magic).map_err(|e| io_err("read trace", e))?;
+            if got == 2 && magic == GZIP_MAGIC {
+                let file = File::open(path).map_err(|e| io_err("open trace", e))?;
+                read_stream(MultiGzDecoder::new(file), true, limits, collector, &mut log)
+            } else {
+                let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
+                if len == 0 {
+                    read_bytes(&[], limits, threads, collector, &mut log)
+                } else {
+                    // SAFETY: the map is read-only and private to this call. A file
+                    // truncated by another process while mapped can fault; that is the
+                    // documented cost of zero-copy reading, as for any mmap reader.
+                    let map =
+                        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err("map trace", e))?;
+                    read_bytes(&map, limits, threads, collector, &mut log)
+                }
+            }
+        }
+        Input::Bytes(bytes) => {
+            if bytes.starts_with(&GZIP_MAGIC) {
+                read_stream(
+                    MultiGzDecoder::new(&bytes[..]),
+                    true,
+                    limits,
+                    collector,
+                    &mut log,
+                )
+            } else {
+                read_bytes(bytes, limits, threads, collector, &mut log)
+            }
+        }
+        Input::Reader(_) => {
+            let Some(mut reader) = source.take_reader()? else {
+                return Err(TraceError::SourceConsumed {
+                    label: source.file().to_string(),
+                });
+            };
+            let mut magic = [0u8; 2];
+            let got = match read_up_to(&mut reader, &mut magic) {
+                Ok(n) => n,
+                Err(e) => {
+                    log.push(&input_problem(&e, false), 0);
+                    0
+                }
+            };
+            let head = io::Cursor::new(magic[..got].to_vec());
+            let chained = head.chain(reader);
+            if got == 2 && magic == GZIP_MAGIC {
+                read_stream(
+                    MultiGzDecoder::new(chained),
+                    true,
+                    limits,
+                    collector,
+                    &mut log,
+                )
+            } else {
+                read_stream(chained, false, limits, collector, &mut log)
+            }
+        }
+    };
+    Ok(ReadOutput {
+        stream_errors: log.finish(),
+        provenance,
+    })
+}
+
+/// Fills `buf` as far as the reader allows; returns how many bytes were read.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+fn input_problem(e: &io::Error, gzip: bool) -> Problem {
+    let kind = match e.kind() {
+        io::ErrorKind::UnexpectedEof if gzip => "EOFError",
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData if gzip => "BadGzipFile",
+        _ => "IoError",
+    };
+    let detail = match kind {
+        "EOFError" => {
+            "compressed file ended before the end-of-stream marker was reached".to_string()
+        }
+        _ => e.to_string(),
+    };
+    Problem::Input { kind, detail }
+}
+
+fn prefix_provenance(prefix: &[u8]) -> Option<Vec<u8>> {
+    scan::prefix_member(prefix, "kernlens").map(<[u8]>::to_vec)
+}
+
+/// Hands an event (or its absence) to the fold.
+fn deliver(collector: &mut Collector<'_>, ev: Option<Event<'_>>) {
+    match ev {
+        Some(ev) => collector.fold(ev),
+        None => collector.skip(),
+    }
+}
+
+/// Reads a complete in-memory trace (a mapped file or bytes).
+fn read_bytes(
+    buf: &[u8],
+    limits: &Limits,
+    threads: Option<usize>,
+    collector: &mut Collector<'_>,
+    log: &mut ErrorLog,
+) -> Option<Vec<u8>> {
+    let body = match scan::locate_array(buf, true, limits) {
+        Located::Array { key_at, body } => {
+            let prov = prefix_provenance(&buf[..key_at]);
+            (body, prov)
+        }
+        Located::Failed(p) => {
+            log.push(&p, 0);
+            return None;
+        }
+        Located::NeedMore => return None,
+    };
+    let (start, provenance) = body;
+    let wanted = Wanted {
+        python_functions: collector.wants_python(),
+    };
+    let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    if threads == 1 || buf.len() - start < 2 * REGION {
+        let r = scan_region(buf, start, usize::MAX, limits, wanted);
+        apply_region(r, collector, log);
+        return provenance;
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => read_parallel(buf, start, limits, wanted, threads, &pool, collector, log),
+        // No threads to be had: the sequential read gives the same answer.
+        Err(_) => {
+            let r = scan_region(buf, start, usize::MAX, limits, wanted);
+            apply_region(r, collector, log);
+        }
+    }
+    provenance
+}
+
+/// The events of one region of a mapped array, in file order.
+struct Region<'a> {
+    events: Vec<Option<Event<'a>>>,
+    /// Problems with the number of events this region had yielded before each.
+    problems: Vec<(u64, Problem)>,
+    /// Where the next region must start to continue this one.
+    next: usize,
+    /// The array ended in this region.
+    ended: bool,
+}
+
+/// Scans elements from `start` until the next element would start at or after `stop_at`.
+fn scan_region<'a>(
+    buf: &'a [u8],
+    start: usize,
+    stop_at: usize,
+    limits: &Limits,
+    wanted: Wanted,
+) -> Region<'a> {
+    let mut stack = Vec::new();
+    let mut r = Region {
+        events: Vec::new(),
+        problems: Vec::new(),
+        next: start,
+        ended: false,
+    };
+    let mut pos = start;
+    loop {
+        while pos < buf.len() && matches!(buf[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
+            pos += 1;
+        }
+        if pos >= stop_at && pos < buf.len() {
+            r.next = pos;
+            return r;
+        }
+        let n = r.events.len() as u64;
+        match scan::step(buf, &mut pos, true, limits, &mut stack, wanted) {
+            Step::Event(ev) => r.events.push(ev),
+            Step::Problem(p) => r.problems.push((n, p)),
+            Step::End(p) => {
+                if let Some(p) = p {
+                    r.problems.push((n, p));
+                }
+                r.ended = true;
+                r.next = pos;
+                return r;
+            }
+            // Unreachable with eof = true; treat as the end rather than loop.
+            Step::NeedMore => {
+                r.ended = true;
+                return r;
+            }
+        }
+    }
+}
+
+fn apply_region(r: Region<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog) {
+    let base = collector.out.event_total;
+    let mut problems = r.problems.into_iter().peekable();
+    for (i, ev) in r.events.into_iter().enumerate() {
+        while let Some((n, p)) = problems.next_if(|(n, _)| *n == i as u64) {
+            log.push(&p, base + n);
+        }
+        deliver(collector, ev);
+    }
+    for (n, p) in problems {
+        log.push(&p, base + n);
+    }
+}
+
+/// Parallel regions, merged in file order. A region start is a guess (the byte pattern
+/// `}, {`); it is trusted only when the previous region's scan ends exactly there,
+/// otherwise the region is scanned again from the true position.
+#[allow(clippy::too_many_arguments)]
+fn read_parallel(
+    buf: &[u8],
+    start: usize,
+    limits: &Limits,
+    wanted: Wanted,
+    threads: usize,
+    pool: &rayon::ThreadPool,
+    collector: &mut Collector<'_>,
+    log: &mut ErrorLog,
+) {
+    let mut starts = vec![start];
+    let mut at = start + REGION;
+    while at < buf.len() {
+        match scan::boundary_after(buf, at) {
+            Some(b) => {
+                starts.push(b);
+                at = b + REGION;
+            }
+            None => break,
+        }
+    }
+    let bounds: Vec<(usize, usize)> = starts
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (s, starts.get(i + 1).copied().unwrap_or(usize::MAX)))
+        .collect();
+    let mut expected = start;
+    // Waves bound memory: only a few regions' events exist at once.
+    for wave in bounds.chunks(threads * 2) {
+        let regions: Vec<Region<'_>> = pool.install(|| {
+            wave.par_iter()
+                .map(|&(s, stop)| scan_region(buf, s, stop, limits, wanted))
+                .collect()
+        });
+        for ((s, stop), region) in wave.iter().zip(regions) {
+            let region = if *s == expected {
+                region
+            } else {
+                // The guessed start was wrong (inside a string): redo from the true one.
+                scan_region(buf, expected, *stop, limits, wanted)
+            };
+            let ended = region.ended;
+            expected = region.next;
+            apply_region(region, collector, log);
+            if ended {
+                return;
+            }
+        }
+    }
+}
+
+/// Streams a reader through a bounded pipeline: one thread reads (and decompresses)
+/// while this one parses. At most a few chunks plus one event are buffered.
+fn read_stream<R: Read + Send>(
+    reader: R,
+    gzip: bool,
+    limits: &Limits,
+    collector: &mut Collector<'_>,
+    log: &mut ErrorLog,
+) -> Option<Vec<u8>> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
+        scope.spawn(move || {
+            let mut reader = reader;
+            loop {
+                let mut chunk = vec![0u8; CHUNK];
+                match read_up_to(&mut reader, &mut chunk) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        if tx.send(Ok(chunk)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        let out = parse_stream(rx, gzip, limits, collector, log);
+        // Dropping the receiver (inside parse_stream) stops the reader thread.
+        out
+    })
+}
+
+fn parse_stream(
+    rx: Receiver<io::Result<Vec<u8>>>,
+    gzip: bool,
+    limits: &Limits,
+    collector: &mut Collector<'_>,
+    log: &mut ErrorLog,
+) -> Option<Vec<u8>> {
+    let wanted = Wanted {
+        python_functions: collector.wants_python(),
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    let mut eof = false;
+    let mut stack = Vec::new();
+    // Pulls at least `want` more bytes (or reaches the end).
+    let pull = |buf: &mut Vec<u8>, eof: &mut bool, log: &mut ErrorLog, n: u64, want: usize| {
+        let target = buf.len() + want.max(1);
+        while buf.len() < target && !*eof {
+            match rx.recv() {
+                Ok(Ok(chunk)) => buf.extend_from_slice(&chunk),
+                Ok(Err(e)) => {
+                    log.push(&input_problem(&e, gzip), n);
+                    *eof = true;
+                }
+                Err(_) => *eof = true,
+            }
+        }
+    };
+    // Prefix: the whole prefix stays buffered (bounded by max_prefix_bytes).
+    let (mut pos, provenance) = loop {
+        match scan::locate_array(&buf, eof, limits) {
+            Located::Array { key_at, body } => break (body, prefix_provenance(&buf[..key_at])),
+            Located::Failed(p) => {
+                log.push(&p, 0);
+                return None;
+            }
+            Located::NeedMore => pull(&mut buf, &mut eof, log, 0, CHUNK),
+        }
+    };
+    loop {
+        let n = collector.out.event_total;
+        match scan::step(&buf, &mut pos, eof, limits, &mut stack, wanted) {
+            Step::Event(ev) => deliver(collector, ev),
+            Step::Problem(p) => log.push(&p, n),
+            Step::End(p) => {
+                if let Some(p) = p {
+                    log.push(&p, n);
+                }
+                return provenance;
+            }
+            Step::NeedMore => {
+                // Keep only the pending element, then read at least as much again as it
+                // already spans, so a huge event is scanned a logarithmic number of times.
+                buf.drain(..pos);
+                pos = 0;
+                let pending = buf.len();
+                pull(&mut buf, &mut eof, log, n, pending.max(CHUNK));
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Attribution (trace.md §8) and the kernel and op rows (§12).
+
+use crate::collect::{Collected, GpuKind, GpuRec, Meta, NONE};
+use crate::intern::{Map, Set};
+use crate::report::{Attribution, KernelRow, OpRow, pct, ratio, us};
+
+/// Where a kernel's time is booked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Bucket {
+    /// A named op (interned name id).
+    Op(u32),
+    Graph,
+    Unlinked,
+}
+
+/// A kept kernel's resolution: its bucket and the External id it linked through.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resolved {
+    pub(crate) bucket: Bucket,
+    /// Meta id of the linked External id, or [`NONE`].
+    pub(crate) meta: u32,
+}
+
+/// Resolves one kernel through `corr → External id → op`.
+pub(crate) fn resolve(c: &Collected, graph: &Set<i64>, r: &GpuRec) -> Resolved {
+    let info = r
+        .corr
+        .and_then(|k| c.links.get(&k))
+        .and_then(|x| c.ops.get(x));
+    let meta = info.map_or(NONE, |i| i.meta);
+    let bucket = match info {
+        Some(i) if !c.names.get(i.name).is_empty() => Bucket::Op(i.name),
+        _ if r.corr.is_some_and(|k| graph.contains(&k)) => Bucket::Graph,
+        _ => Bucket::Unlinked,
+    };
+    Resolved { bucket, meta }
+}
+
+#[derive(Default)]
+struct KernelAcc {
+    calls: u64,
+    ns: i64,
+    /// Attributed ns per op, with the first launch's meta, in first-seen order.
+    ops: Vec<(u32, i64, u32)>,
+    /// ns per (shapes, dtypes) signature, first-seen order.
+    sigs: Vec<(u32, i64)>,
+    geometry: u32,
+}
+
+#[derive(Default)]
+struct OpAcc {
+    calls: u64,
+    ns: i64,
+}
+
+/// Orders rows by total descending, first-seen on ties, and keeps `top_k` (0 = all).
+fn rank<T>(mut rows: Vec<(i64, T)>, top_k: usize) -> Vec<T> {
+    // A stable sort keeps first-seen order among equal totals.
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    if top_k > 0 {
+        rows.truncate(top_k);
+    }
+    rows.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Rows and attribution over the kept kernels (file order).
+pub(crate) fn rows(
+    c: &Collected,
+    kept: &[(&GpuRec, Resolved)],
+    top_k: usize,
+) -> (Attribution, Vec<KernelRow>, Vec<OpRow>) {
+    let mut kernel_order: Vec<u32> = Vec::new();
+    let mut kernels: Map<u32, KernelAcc> = Map::default();
+    let mut op_order: Vec<Bucket> = Vec::new();
+    let mut ops: Map<Bucket, OpAcc> = Map::default();
+    // Backfill signatures: meta ids with an integer shape map to (shapes, dtypes).
+    let mut sig_of_meta: Map<u32, u32> = Map::default();
+    let mut sigs: Map<(&[Vec<i64>], &[String]), u32> = Map::default();
+    let mut sig_list: Vec<&Meta> = Vec::new();
+    let (mut n_attr, mut n_graph, mut n_unlinked) = (0u64, 0u64, 0u64);
+    let (mut ns_attr, mut ns_graph, mut ns_unlinked, mut ns_all) = (0i64, 0i64, 0i64, 0i64);
+    for (r, res) in kept.iter().filter(|(r, _)| r.kind == GpuKind::Kernel) {
+        ns_all += r.dur;
+        match res.bucket {
+            Bucket::Op(_) => (n_attr += 1, ns_attr += r.dur),
+            Bucket::Graph => (n_graph += 1, ns_graph += r.dur),
+            Bucket::Unlinked => (n_unlinked += 1, ns_unlinked += r.dur),
+        };
+        let op = ops.entry(res.bucket).or_insert_with(|| {
+            op_order.push(res.bucket);
+            OpAcc::default()
+        });
+        op.calls += 1;
+        op.ns += r.dur;
+        let k = kernels.entry(r.name).or_insert_with(|| {
+            kernel_order.push(r.name);
+            KernelAcc {
+                geometry: NONE,
+                ..KernelAcc::default()
+            }
+        });
+        k.calls += 1;
+        k.ns += r.dur;
+        if k.geometry == NONE {
+            k.geometry = r.geometry;
+        }
+        if let Bucket::Op(op) = res.bucket {
+            match k.ops.iter_mut().find(|(o, _, _)| *o == op) {
+                Some(entry) => entry.1 += r.dur,
+                None => k.ops.push((op, r.dur, res.meta)),
+            }
+        }
+        if matches!(res.bucket, Bucket::Op(_) | Bucket::Graph) && res.meta != NONE {
+            let sig = *sig_of_meta
+                .entry(res.meta)
+                .or_insert_with(|| match c.metas.get(res.meta) {
+                    Some(m) if m.shapes.iter().any(|s| !s.is_empty()) => {
+                        *sigs.entry((&m.shapes, &m.dtypes)).or_insert_with(|| {
+                            sig_list.push(m);
+                            (sig_list.len() - 1) as u32
+                        })
+                    }
+                    _ => NONE,
+                });
+            if sig != NONE {
+                match k.sigs.iter_mut().find(|(s, _)| *s == sig) {
+                    Some(entry) => entry.1 += r.dur,
+                    None => k.sigs.push((sig, r.dur)),
+                }
+            }
+        }
+    }
+    let attribution = Attribution {
+        kernel_count: n_attr + n_graph + n_unlinked,
+        attributed_kernels: n_attr,
+        unlinked_kernels: n_unlinked,
+        graph_attributed_kernels: n_graph,
+        attributed_pct: pct(ns_attr, ns_all),
+        attributed_us: us(ns_attr),
+        unlinked_us: us(ns_unlinked),
+        graph_attributed_us: us(ns_graph),
+    };
+    let kernel_rows = kernel_order
+        .iter()
+        .filter_map(|id| kernels.get(id).map(|k| (*id, k)))
+        .map(|(id, k)| {
+            // Majority op: most ns, first seen on ties (max_by keeps the last max, so reverse).
+            let major = k.ops.iter().filter(|o| o.1 > 0).rev().max_by_key(|o| o.1);
+            let meta = major.and_then(|m| c.metas.get(m.2));
+            let best_sig = k
+                .sigs
+                .iter()
+                .rev()
+                .max_by_key(|s| s.1)
+                .and_then(|s| sig_list.get(s.0 as usize));
+            let (grid, block) = c
+                .geometries
+                .get(k.geometry)
+                .copied()
+                .unwrap_or((None, None));
+            (
+                k.ns,
+                KernelRow {
+                    name: c.names.get(id).to_string(),
+                    calls: k.calls,
+                    total_us: us(k.ns),
+                    share: ratio(k.ns, ns_all),
+                    op_name: major
+                        .map(|m| c.names.get(m.0).to_string())
+                        .unwrap_or_default(),
+                    grid,
+                    block,
+                    op_shapes: meta.map(|m| m.shapes.clone()).unwrap_or_default(),
+                    op_dtypes: meta.map(|m| m.dtypes.clone()).unwrap_or_default(),
+                    op_kernel_file: meta.map(|m| m.kernel_file.clone()).unwrap_or_default(),
+                    op_kernel_backend: meta.map(|m| m.kernel_backend.clone()).unwrap_or_default(),
+                    backfill_shapes: best_sig.map(|m| m.shapes.clone()).unwrap_or_default(),
+                    backfill_dtypes: best_sig.map(|m| m.dtypes.clone()).unwrap_or_default(),
+                    backfill_ambiguous: k.sigs.len() > 1,
+                    total_ns: k.ns,
+                },
+            )
+        })
+        .collect();
+    let op_rows = op_order
+        .iter()
+        .filter_map(|b| ops.get(b).map(|o| (*b, o)))
+        .map(|(b, o)| {
+            let name = match b {
+                Bucket::Op(id) => c.names.get(id).to_string(),
+                Bucket::Graph => "(graph)".to_string(),
+                Bucket::Unlinked => "(unlinked)".to_string(),
+            };
+            (
+                o.ns,
+                OpRow {
+                    name,
+                    calls: o.calls,
+                    total_us: us(o.ns),
+                    share: ratio(o.ns, ns_all),
+                    total_ns: o.ns,
+                },
+            )
+        })
+        .collect();
+    (attribution, rank(kernel_rows, top_k), rank(op_rows, top_k))
+}

@@ -1,0 +1,210 @@
+//! Choosing one trace from a directory, deterministically (trace.md §4.2–§4.3).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::TraceError;
+
+/// A candidate trace file below the input directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub(crate) path: PathBuf,
+    pub(crate) name: String,
+    pub(crate) size: u64,
+    pub(crate) sidecar: bool,
+    pub(crate) rank: Option<u64>,
+}
+
+/// The chosen file and what the directory said about ranks.
+#[derive(Debug, Clone)]
+pub(crate) struct Selection {
+    pub(crate) path: PathBuf,
+    pub(crate) rank: Option<u64>,
+    pub(crate) rank_count: usize,
+    pub(crate) capture_fragment: bool,
+}
+
+/// The rank tag `rank[_-]?(\d+)` (case-insensitive) in a file name.
+pub(crate) fn rank_tag(name: &str) -> Option<u64> {
+    let b = name.as_bytes();
+    let mut i = 0;
+    while i + 4 <= b.len() {
+        if b[i..i + 4].eq_ignore_ascii_case(b"rank") {
+            let mut j = i + 4;
+            if matches!(b.get(j), Some(b'_' | b'-')) && b.get(j + 1).is_some_and(u8::is_ascii_digit)
+            {
+                j += 1;
+            }
+            let start = j;
+            while b.get(j).is_some_and(u8::is_ascii_digit) {
+                j += 1;
+            }
+            if j > start {
+                if let Ok(r) = name[start..j].parse() {
+                    return Some(r);
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn sidecar_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let bs = lower
+        .strip_prefix("bs_")
+        .is_some_and(|rest| rest.as_bytes().first().is_some_and(u8::is_ascii_digit));
+    bs || lower.contains("graph_capture")
+}
+
+fn sidecar_dir(component: &str) -> bool {
+    let lower = component.to_ascii_lowercase();
+    lower == "capture_traces" || lower.starts_with("graph_capture")
+}
+
+/// The sidecar test for a single file: its name and its parent directory's name only.
+pub(crate) fn is_sidecar_single(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    sidecar_name(&name) || sidecar_dir(&parent)
+}
+
+/// All `.json` / `.json.gz` regular files below `dir`, with their sidecar and rank facts.
+pub(crate) fn candidates(dir: &Path) -> Result<Vec<Candidate>, TraceError> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries = fs::read_dir(&d).map_err(|source| TraceError::Io {
+            action: "list directory",
+            path: d.clone(),
+            source,
+        })?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // Directory symlinks are not followed: they can loop.
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let Ok(meta) = fs::metadata(&path) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let lower = name.to_ascii_lowercase();
+            if !(lower.ends_with(".json") || lower.ends_with(".json.gz")) {
+                continue;
+            }
+            let below = path.strip_prefix(dir).unwrap_or(&path);
+            let in_sidecar_dir = below
+                .parent()
+                .into_iter()
+                .flat_map(Path::components)
+                .any(|c| sidecar_dir(&c.as_os_str().to_string_lossy()));
+            out.push(Candidate {
+                sidecar: sidecar_name(&name) || in_sidecar_dir,
+                rank: rank_tag(&name),
+                size: meta.len(),
+                name,
+                path,
+            });
+        }
+    }
+    // Directory order is not stable across filesystems; the rules below only use
+    // names and sizes, but sorting keeps every tie-break independent of it.
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Picks one trace from `dir` (§4.2).
+pub(crate) fn select(dir: &Path) -> Result<Selection, TraceError> {
+    let all = candidates(dir)?;
+    if all.is_empty() {
+        return Err(TraceError::NoUsableTrace {
+            input: dir.display().to_string(),
+        });
+    }
+    let main: Vec<&Candidate> = all.iter().filter(|c| !c.sidecar).collect();
+    let mut ranks: Vec<u64> = main.iter().filter_map(|c| c.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let rank_count = ranks.len().max(1);
+    let pool: Vec<&Candidate> = if main.is_empty() {
+        all.iter().collect()
+    } else {
+        main
+    };
+    let merged: Vec<&Candidate> = pool
+        .iter()
+        .copied()
+        .filter(|c| c.name.starts_with("merged-"))
+        .collect();
+    let largest = |set: &[&Candidate]| -> Option<Candidate> {
+        set.iter()
+            .max_by(|a, b| {
+                a.size
+                    .cmp(&b.size)
+                    .then_with(|| a.name.as_bytes().cmp(b.name.as_bytes()))
+            })
+            .map(|c| (*c).clone())
+    };
+    let chosen = if !merged.is_empty() {
+        largest(&merged)
+    } else if pool.iter().any(|c| c.rank.is_some()) {
+        pool.iter()
+            .filter(|c| c.rank.is_some())
+            .min_by(|a, b| {
+                a.rank
+                    .cmp(&b.rank)
+                    .then_with(|| a.name.as_bytes().cmp(b.name.as_bytes()))
+            })
+            .map(|c| (*c).clone())
+    } else {
+        largest(&pool)
+    };
+    let Some(chosen) = chosen else {
+        return Err(TraceError::NoUsableTrace {
+            input: dir.display().to_string(),
+        });
+    };
+    Ok(Selection {
+        rank: chosen.rank,
+        rank_count,
+        capture_fragment: chosen.sidecar,
+        path: chosen.path,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_tags() {
+        assert_eq!(rank_tag("rank_3.json"), Some(3));
+        assert_eq!(rank_tag("x-RANK-12.trace.json.gz"), Some(12));
+        assert_eq!(rank_tag("rank7"), Some(7));
+        assert_eq!(rank_tag("x-TP-0.trace.json.gz"), None);
+        assert_eq!(rank_tag("rank_x_rank2"), Some(2));
+        assert_eq!(rank_tag("bs_512_rank0.json.gz"), Some(0));
+    }
+
+    #[test]
+    fn sidecar_names() {
+        assert!(sidecar_name("bs_512_rank0.json.gz"));
+        assert!(sidecar_name("cuda_graph_capture-Decode-TP-3.json.gz"));
+        assert!(!sidecar_name("bs_x.json"));
+        assert!(!sidecar_name("x-TP-0.trace.json.gz"));
+    }
+}

@@ -1,0 +1,177 @@
+//! Steady-state window selection (trace.md §10).
+
+use crate::collect::{Collected, Span};
+use crate::intern::Map;
+use crate::options::{StepSource, TimeWindow};
+
+/// A chosen window and how it was found.
+#[derive(Debug, Clone)]
+pub(crate) struct Chosen {
+    pub(crate) window: TimeWindow,
+    pub(crate) step_name: String,
+    pub(crate) step_count: usize,
+    pub(crate) method: &'static str,
+    pub(crate) annotation_coverage: Option<f64>,
+}
+
+/// `ProfilerStep#12` → `ProfilerStep`, `denoise_step_0` → `denoise_step`.
+pub(crate) fn normalize(name: &str) -> &str {
+    let no_digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    no_digits.trim_end_matches(['#', '_', '-', ' '])
+}
+
+/// Whether a normalised name reads like a training or sampling step.
+pub(crate) fn is_step_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower.contains("profilerstep") || lower.contains("denoise") || lower.contains("iteration") {
+        return true;
+    }
+    let b = lower.as_bytes();
+    lower.match_indices("step").any(|(i, _)| {
+        let before = i.checked_sub(1).map(|j| b[j]);
+        let after = b.get(i + 4).copied();
+        !before.is_some_and(|c| c.is_ascii_lowercase())
+            || !after.is_some_and(|c| c.is_ascii_lowercase())
+    })
+}
+
+/// Steps 4–6 of §10.1 on one group's `(ts, dur)` spans: drop the warm-up, take the upper
+/// median by `(dur, ts)`.
+fn representative(mut spans: Vec<(i64, i64)>) -> Option<(i64, i64)> {
+    spans.sort_by_key(|&(ts, _)| ts);
+    if spans.len() > 1 {
+        spans.remove(0);
+    }
+    spans.sort_by_key(|&(ts, dur)| (dur, ts));
+    spans.get(spans.len() / 2).copied()
+}
+
+fn to_window(ts: i64, dur: i64) -> Option<TimeWindow> {
+    TimeWindow::new(ts, ts.saturating_add(dur)).ok()
+}
+
+/// §10.1: the repeating GPU annotation group.
+fn by_annotation(c: &Collected, min_repeats: usize) -> Option<Chosen> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut groups: Map<&str, Vec<(i64, i64)>> = Map::default();
+    for a in &c.gpu_annotations {
+        let norm = normalize(c.names.get(a.name));
+        if norm.is_empty() {
+            continue;
+        }
+        groups
+            .entry(norm)
+            .or_insert_with(|| {
+                order.push(norm);
+                Vec::new()
+            })
+            .push((a.ts, a.dur));
+    }
+    // The repeat threshold applies before ranking; ties go to the group seen first.
+    let best = order
+        .iter()
+        .filter_map(|n| groups.get(n).map(|g| (*n, g)))
+        .filter(|(_, g)| g.len() >= min_repeats)
+        .rev()
+        .max_by_key(|(n, g)| (is_step_name(n), g.len()))?;
+    let (ts, dur) = representative(best.1.clone())?;
+    Some(Chosen {
+        window: to_window(ts, dur)?,
+        step_name: best.0.to_string(),
+        step_count: best.1.len(),
+        method: "annotation_step",
+        annotation_coverage: None,
+    })
+}
+
+/// §10.2: CPU `ProfilerStep#N` spans mapped to the GPU work launched inside them.
+fn by_cpu_steps(c: &Collected, min_repeats: usize) -> Option<Chosen> {
+    // First span per step number, per pid, sorted by start for lookup.
+    let mut seen: Map<&str, ()> = Map::default();
+    let mut steps: Vec<&Span> = Vec::new();
+    for s in &c.cpu_steps {
+        if seen.insert(c.names.get(s.name), ()).is_none() {
+            steps.push(s);
+        }
+    }
+    let mut by_pid: Map<u32, Vec<(i64, i64, usize)>> = Map::default();
+    for (i, s) in steps.iter().enumerate() {
+        by_pid
+            .entry(s.pid)
+            .or_default()
+            .push((s.ts, s.ts.saturating_add(s.dur), i));
+    }
+    for v in by_pid.values_mut() {
+        v.sort_unstable();
+    }
+    let mut gpu_span: Vec<Option<(i64, i64)>> = vec![None; steps.len()];
+    for r in &c.gpu {
+        let Some(launch) = r.corr.and_then(|k| c.launch_at.get(&k)) else {
+            continue;
+        };
+        let Some(list) = by_pid.get(&launch.pid) else {
+            continue;
+        };
+        let idx = list.partition_point(|&(s, _, _)| s <= launch.ts);
+        // Spans may nest or overlap; look back for one that contains the launch.
+        let Some(&(_, _, i)) = list[..idx]
+            .iter()
+            .rev()
+            .find(|&&(s, e, _)| s <= launch.ts && launch.ts < e)
+        else {
+            continue;
+        };
+        let end = r.ts.saturating_add(r.dur);
+        let span = gpu_span[i].get_or_insert((r.ts, end));
+        span.0 = span.0.min(r.ts);
+        span.1 = span.1.max(end);
+    }
+    let spans: Vec<(i64, i64)> = gpu_span
+        .into_iter()
+        .flatten()
+        .map(|(s, e)| (s, e - s))
+        .collect();
+    if spans.len() < min_repeats || spans.is_empty() {
+        return None;
+    }
+    let count = spans.len();
+    let (ts, dur) = representative(spans)?;
+    Some(Chosen {
+        window: to_window(ts, dur)?,
+        step_name: "ProfilerStep".to_string(),
+        step_count: count,
+        method: "cpu_profiler_step",
+        annotation_coverage: None,
+    })
+}
+
+/// Chooses the steady window, or None when nothing repeats often enough.
+pub(crate) fn choose(c: &Collected, min_repeats: usize, source: StepSource) -> Option<Chosen> {
+    match source {
+        StepSource::Annotation => by_annotation(c, min_repeats),
+        StepSource::CpuSteps => by_cpu_steps(c, min_repeats),
+        StepSource::Auto => by_annotation(c, min_repeats).or_else(|| by_cpu_steps(c, min_repeats)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_normalise() {
+        assert_eq!(normalize("ProfilerStep#12"), "ProfilerStep");
+        assert_eq!(normalize("denoise_step_0"), "denoise_step");
+        assert_eq!(normalize("123"), "");
+    }
+
+    #[test]
+    fn step_words() {
+        assert!(is_step_name("ProfilerStep"));
+        assert!(is_step_name("optimizer_step"));
+        assert!(is_step_name("step"));
+        assert!(!is_step_name("graph_call"));
+        assert!(is_step_name("steps"));
+        assert!(!is_step_name("misstepped"));
+    }
+}
