@@ -1,0 +1,2 @@
+//! Key throughput (filled in below).
+fn main() {}
