@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod ident;
 mod summary;
 
 #[derive(Parser)]
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Timeline, graph coverage, attribution and top kernels of one trace.
     Summary(summary::Args),
+    /// Identity keys, category and vendor of kernel names (`-` reads stdin).
+    Ident(ident::Args),
 }
 
 /// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
@@ -60,6 +63,7 @@ pub fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Summary(args) => summary::run(args),
+        Command::Ident(args) => ident::run(args),
     };
     match outcome {
         Ok(code) => code,
