@@ -2,7 +2,7 @@
 //! configuration), exclude, add-all from a directory walk, trees, index, commit and refs.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use gix::bstr::{BString, ByteSlice};
@@ -336,11 +336,6 @@ pub(crate) fn read_drift_manifest(git_dir: &Path) -> std::io::Result<Vec<DriftEn
             })
         })
         .collect())
-}
-
-/// Path of the repository's git dir for a worktree.
-pub(crate) fn git_dir_of(worktree: &Path) -> PathBuf {
-    worktree.join(".git")
 }
 
 #[cfg(test)]

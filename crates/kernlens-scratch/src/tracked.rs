@@ -51,7 +51,6 @@ pub(crate) struct TrackedPath {
     pub rel: Vec<u8>,
     pub abs: PathBuf,
     pub kind: TrackedKind,
-    pub meta: std::fs::Metadata,
 }
 
 /// Counters that show the walk kept its promise.
@@ -124,7 +123,6 @@ fn walk_dir(
                     rel: rel.clone(),
                     abs: entry.path(),
                     kind,
-                    meta,
                 });
             }
         }

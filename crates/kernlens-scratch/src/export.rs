@@ -1,0 +1,271 @@
+//! Export: the kernel file, per-file copies, the patch, a manifest, and a drift report for edits
+//! under excluded paths that the patch cannot carry.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::baseline::read_drift_manifest;
+use crate::changes::{Change, ChangeStatus, classify, compare, rel_path};
+use crate::copy::DriftEntry;
+use crate::error::ScratchError;
+use crate::patch::write_patch;
+use crate::pattern::PathFilter;
+use crate::policy::DRIFT_SOURCE_EXTENSIONS;
+use crate::workspace::Workspace;
+
+/// Schema tag of `export.json`.
+pub const EXPORT_SCHEMA: &str = "kernlens.scratch-export/1";
+
+/// What to export.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExportRequest {
+    /// Export this commit instead of the worktree.
+    pub best: Option<String>,
+    /// Where to write; defaults to `<output_dir>/optimized_versions/`.
+    pub out_dir: Option<PathBuf>,
+}
+
+impl ExportRequest {
+    /// Export `best` (or the worktree) into `out_dir` (or the default).
+    pub fn new(best: Option<String>, out_dir: Option<PathBuf>) -> ExportRequest {
+        ExportRequest { best, out_dir }
+    }
+}
+
+/// How an excluded source file drifted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriftState {
+    /// Size or mtime differ from prepare time.
+    Changed,
+    /// New since prepare time.
+    Appeared,
+    /// Gone since prepare time.
+    Vanished,
+}
+
+/// One edit under an excluded path: reported, copied, never in the patch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DriftItem {
+    /// Path relative to the worktree.
+    pub path: String,
+    /// How it drifted.
+    pub state: DriftState,
+}
+
+/// The export manifest (`export.json`) plus where it was written.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct ExportReport {
+    /// Always [`EXPORT_SCHEMA`].
+    pub schema: &'static str,
+    /// The baseline commit.
+    pub base_commit: String,
+    /// The exported commit, if any.
+    pub best: Option<String>,
+    /// What changed.
+    pub changes: Vec<Change>,
+    /// Size of `scratch.patch` (0 when none was written).
+    pub patch_bytes: u64,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// Edits under excluded paths.
+    pub excluded_drift: Vec<DriftItem>,
+    /// The directory written.
+    pub out_dir: PathBuf,
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ScratchError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| ScratchError::io("create directory", parent, e))?;
+    }
+    std::fs::write(path, bytes).map_err(|e| ScratchError::io("write", path, e))
+}
+
+fn has_drift_extension(name: &[u8]) -> bool {
+    name.iter().rposition(|b| *b == b'.').is_some_and(|dot| {
+        DRIFT_SOURCE_EXTENSIONS
+            .iter()
+            .any(|e| e.as_bytes() == &name[dot + 1..])
+    })
+}
+
+/// Source files under excluded directories now, with size and mtime.
+fn excluded_sources(root: &Path, exclude: &PathFilter) -> Vec<DriftEntry> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(PathBuf, Vec<u8>, bool)> = vec![(root.to_path_buf(), Vec::new(), false)];
+    while let Some((dir, rel, under)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if rel.is_empty() && name.as_bytes() == b".git" {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            let mut child = rel.clone();
+            if !child.is_empty() {
+                child.push(b'/');
+            }
+            child.extend_from_slice(name.as_bytes());
+            if meta.is_dir() {
+                let excluded = under || exclude.is_excluded(&child, true);
+                stack.push((entry.path(), child, excluded));
+            } else if meta.is_file() && under && has_drift_extension(name.as_bytes()) {
+                out.push(DriftEntry {
+                    rel: String::from_utf8_lossy(&child).into_owned(),
+                    size: meta.len(),
+                    mtime_ns: i128::from(meta.mtime()) * 1_000_000_000
+                        + i128::from(meta.mtime_nsec()),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn drift(ws: &Workspace) -> Result<Vec<DriftItem>, ScratchError> {
+    let recorded = read_drift_manifest(&ws.git_dir())
+        .map_err(|e| ScratchError::io("read drift manifest in", ws.git_dir(), e))?;
+    let now = excluded_sources(&ws.worktree, &PathFilter::new(&ws.meta.git_exclude));
+    let mut items = Vec::new();
+    for r in &recorded {
+        match now.iter().find(|n| n.rel == r.rel) {
+            None => items.push(DriftItem {
+                path: r.rel.clone(),
+                state: DriftState::Vanished,
+            }),
+            Some(n) if n.size != r.size || n.mtime_ns != r.mtime_ns => items.push(DriftItem {
+                path: r.rel.clone(),
+                state: DriftState::Changed,
+            }),
+            Some(_) => {}
+        }
+    }
+    for n in &now {
+        if !recorded.iter().any(|r| r.rel == n.rel) {
+            items.push(DriftItem {
+                path: n.rel.clone(),
+                state: DriftState::Appeared,
+            });
+        }
+    }
+    items.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(items)
+}
+
+/// Export a workspace: `v1_scratch<ext>`, `files/<rel>`, `scratch.patch`, `export.json`, and
+/// `files_excluded/<rel>` for drift.
+pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, ScratchError> {
+    let out_dir = request
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| ws.meta.output_dir.join("optimized_versions"));
+    let cmp = compare(ws, request.best.as_deref())?;
+    let changes = classify(&cmp)?;
+    let mut warnings = Vec::new();
+    if let Some(best) = &request.best
+        && changes.is_empty()
+    {
+        return Err(ScratchError::NothingToExport {
+            commit: best.clone(),
+        });
+    }
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| ScratchError::io("create directory", &out_dir, e))?;
+
+    let ext = Path::new(&ws.meta.kernel_rel)
+        .extension()
+        .map_or_else(|| "py".to_owned(), |e| e.to_string_lossy().into_owned());
+    let primary = out_dir.join(format!("v1_scratch.{ext}"));
+    let kernel_key = ws.meta.kernel_rel.as_bytes();
+    match (&cmp.source, cmp.new.get(kernel_key)) {
+        (_, Some(side)) => write_file(&primary, &cmp.new_bytes(kernel_key, *side)?)?,
+        (crate::changes::NewSource::Repo, None) => {
+            return Err(ScratchError::PrimaryMissingAtBest {
+                kernel_rel: ws.meta.kernel_rel.clone(),
+                commit: request.best.clone().unwrap_or_default(),
+            });
+        }
+        (crate::changes::NewSource::Worktree(_), None) => {
+            warnings.push(format!(
+                "kernel file '{}' is missing from the worktree",
+                ws.meta.kernel_rel
+            ));
+        }
+    }
+
+    for change in &changes {
+        if matches!(change.status, ChangeStatus::Deleted) {
+            continue;
+        }
+        if let Some(side) = cmp.new.get(change.path_bytes()) {
+            let bytes = cmp.new_bytes(change.path_bytes(), *side)?;
+            write_file(
+                &out_dir.join("files").join(rel_path(change.path_bytes())),
+                &bytes,
+            )?;
+        }
+    }
+
+    let mut patch_bytes = 0;
+    if !changes.is_empty() {
+        let patch = write_patch(&cmp, &changes)?;
+        patch_bytes = patch.len() as u64;
+        write_file(&out_dir.join("scratch.patch"), &patch)?;
+    }
+
+    let excluded_drift = drift(ws)?;
+    for item in &excluded_drift {
+        warnings.push(format!(
+            "{}: edited under an excluded path; not in the patch",
+            item.path
+        ));
+        let src = ws.worktree.join(&item.path);
+        if item.state != DriftState::Vanished
+            && let Ok(bytes) = std::fs::read(&src)
+        {
+            write_file(&out_dir.join("files_excluded").join(&item.path), &bytes)?;
+        }
+    }
+
+    let report = ExportReport {
+        schema: EXPORT_SCHEMA,
+        base_commit: ws.meta.base_commit.clone(),
+        best: request.best.clone(),
+        changes,
+        patch_bytes,
+        warnings,
+        excluded_drift,
+        out_dir: out_dir.clone(),
+    };
+    #[derive(Serialize)]
+    struct Manifest<'a> {
+        schema: &'a str,
+        base_commit: &'a str,
+        best: &'a Option<String>,
+        changes: &'a [Change],
+        patch_bytes: u64,
+        warnings: &'a [String],
+        excluded_drift: &'a [DriftItem],
+    }
+    let manifest = Manifest {
+        schema: report.schema,
+        base_commit: &report.base_commit,
+        best: &report.best,
+        changes: &report.changes,
+        patch_bytes: report.patch_bytes,
+        warnings: &report.warnings,
+        excluded_drift: &report.excluded_drift,
+    };
+    let json = serde_json::to_vec_pretty(&manifest)
+        .map_err(|e| ScratchError::io("encode", &out_dir, std::io::Error::other(e)))?;
+    write_file(&out_dir.join("export.json"), &json)?;
+    Ok(report)
+}
