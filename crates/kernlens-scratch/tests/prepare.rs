@@ -1,11 +1,36 @@
-//! Prepare scenarios (W8-W11, Z2, Z4, Z5, Z8) on real trees in temp dirs.
+//! Prepare scenarios (W8-W11, X2, X5, X7-less oracle checks, Z2, Z4, Z5, Z8) on real trees in
+//! temp dirs, with the git CLI as an oracle where installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
+use std::path::Path;
+
 use common::*;
 use kernlens_scratch::PrepareError;
-use kernlens_scratch::prepare::prepare;
+use kernlens_scratch::location::LocationRequest;
+use kernlens_scratch::prepare::{PrepareRequest, prepare};
+
+fn no_partials_under(dir: &Path) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if e.file_name()
+                .to_string_lossy()
+                .starts_with(".worktree.partial-")
+            {
+                return false;
+            }
+            if e.file_type().unwrap().is_dir() && e.file_name() != "worktree" {
+                stack.push(e.path());
+            }
+        }
+    }
+    true
+}
 
 #[test]
 fn w8_package_layout_keeps_import_surface_and_drops_bytecode_and_git() {
@@ -34,4 +59,399 @@ fn w8_package_layout_keeps_import_surface_and_drops_bytecode_and_git() {
     }
     assert_eq!(ws.kernel_path, wt.join("aiter/ops/k.py"));
     assert!(ws.meta.relocated);
+    assert_eq!(ws.meta.kernel_rel, "aiter/ops/k.py");
+    assert!(no_partials_under(tmp.path()));
+}
+
+#[test]
+fn w9_exclude_written_in_policy_order_and_baseline_holds_source_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let exclude = std::fs::read_to_string(ws.worktree.join(".git/info/exclude")).unwrap();
+    let lines: Vec<&str> = exclude
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "__pycache__/",
+            "flydsl_cache/",
+            "jit/",
+            "dist/",
+            "*.so",
+            "*.pyc",
+            "*.pyo"
+        ]
+    );
+    if !git_available() {
+        eprintln!("git CLI not installed: skipping the tree listing oracle");
+        return;
+    }
+    let listing = git(
+        &ws.worktree,
+        &["ls-tree", "-r", "--name-only", "refs/kernlens/baseline"],
+    );
+    let files: Vec<&str> = listing.lines().collect();
+    assert_eq!(
+        files,
+        [
+            "aiter/__init__.py",
+            "aiter/ops/__init__.py",
+            "aiter/ops/k.py"
+        ]
+    );
+}
+
+#[test]
+fn x2_git_cli_agrees_with_the_gix_baseline() {
+    if !git_available() {
+        eprintln!("git CLI not installed: skipping X2");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let wt = &ws.worktree;
+    git(wt, &["fsck", "--strict", "--no-dangling"]);
+    let tree = git(wt, &["rev-parse", "HEAD^{tree}"]);
+    let base_tree = git(
+        wt,
+        &["rev-parse", &format!("{}^{{tree}}", ws.meta.base_commit)],
+    );
+    assert_eq!(tree, base_tree);
+    assert_eq!(
+        git(wt, &["status", "--porcelain"]),
+        "",
+        "index disagrees with tree or stat data"
+    );
+    assert_eq!(
+        git(wt, &["symbolic-ref", "HEAD"]).trim(),
+        format!("refs/heads/{BRANCH}")
+    );
+    assert_eq!(
+        git(wt, &["log", "--format=%an%n%s"]),
+        "kernlens-scratch\nkernlens: scratch baseline\n"
+    );
+    assert_eq!(
+        git(wt, &["rev-parse", "refs/kernlens/baseline"]),
+        git(wt, &["rev-parse", "HEAD"])
+    );
+    assert_eq!(git(wt, &["rev-parse", "HEAD"]).trim(), ws.meta.base_commit);
+    let refs = git(wt, &["for-each-ref", "--format=%(refname)"]);
+    assert!(
+        !refs.contains("refs/heads/main") && !refs.contains("refs/heads/master"),
+        "{refs}"
+    );
+}
+
+#[test]
+fn x2_baseline_tree_id_equals_what_git_add_all_computes_on_a_copy() {
+    if !git_available() {
+        eprintln!("git CLI not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    // The oracle: a fresh git repo over a copy of the worktree, with the same exclude file.
+    let copy = tmp.path().join("oracle");
+    std::fs::create_dir(&copy).unwrap();
+    let status = std::process::Command::new("cp")
+        .args([
+            "-a",
+            &format!(
+                "{}/.",
+                ws.worktree.join("aiter").parent().unwrap().display()
+            ),
+        ])
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::remove_dir_all(copy.join(".git")).unwrap();
+    git(&copy, &["init", "-q"]);
+    std::fs::copy(
+        ws.worktree.join(".git/info/exclude"),
+        copy.join(".git/info/exclude"),
+    )
+    .unwrap();
+    git(&copy, &["add", "-A"]);
+    let theirs = git(&copy, &["write-tree"]);
+    let ours = git(&ws.worktree, &["rev-parse", "HEAD^{tree}"]);
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn x5_hostile_user_config_is_ignored() {
+    if !git_available() {
+        eprintln!("git CLI not installed: skipping X5 oracle");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    write(
+        &home.join("hooks/pre-commit"),
+        "#!/bin/sh\ntouch \"$HOME/hook-ran\"\nexit 1\n",
+    );
+    write(
+        &home.join("hooks/post-commit"),
+        "#!/bin/sh\ntouch \"$HOME/hook-ran\"\nexit 1\n",
+    );
+    write(
+        &home.join(".gitconfig"),
+        format!(
+            "[core]\n\thooksPath = {}\n[commit]\n\tgpgsign = true\n[init]\n\tdefaultBranch = master\n",
+            home.join("hooks").display()
+        ),
+    );
+    let mut req = w8_request(tmp.path(), "s", "k");
+    req.env = kernlens_scratch::location::ScratchEnv::new(
+        Some(tmp.path().join("local").display().to_string()),
+        None,
+        Some(home.clone()),
+    );
+    let ws = prepare(&req).unwrap();
+    assert!(!home.join("hook-ran").exists());
+    let raw = git(&ws.worktree, &["cat-file", "commit", "HEAD"]);
+    assert!(!raw.contains("gpgsig"), "{raw}");
+    let refs = git(&ws.worktree, &["for-each-ref", "--format=%(refname)"]);
+    assert!(!refs.contains("master"), "{refs}");
+}
+
+#[test]
+fn w10_second_prepare_of_an_attempt_is_a_collision_and_touches_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let req = w8_request(tmp.path(), "s", "k");
+    let ws = prepare(&req).unwrap();
+    std::fs::write(ws.kernel_path.clone(), "edited by the run\n").unwrap();
+    let before = snapshot(&tmp.path().join("local"));
+    let err = prepare(&req).unwrap_err();
+    assert!(err.is_refusal());
+    match err {
+        PrepareError::Collision { path } => assert_eq!(path, ws.worktree),
+        other => panic!("expected a collision, got {other}"),
+    }
+    assert_eq!(snapshot(&tmp.path().join("local")), before);
+}
+
+#[test]
+fn w10_a_dangling_symlink_at_the_worktree_path_is_a_collision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let req = w8_request(tmp.path(), "s", "k");
+    let wt = tmp.path().join("local/s/k/worktree");
+    std::fs::create_dir_all(wt.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("nowhere"), &wt).unwrap();
+    assert!(matches!(prepare(&req), Err(PrepareError::Collision { .. })));
+    assert!(
+        std::fs::symlink_metadata(&wt)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn w11_protected_branches_leave_no_trace() {
+    for branch in ["main", "master", "refs/heads/main", ""] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut req = w8_request(tmp.path(), "s", "k");
+        req.branch = Some(branch.into());
+        let err = prepare(&req).unwrap_err();
+        assert!(
+            matches!(err, PrepareError::ProtectedBranch { .. }),
+            "{branch:?}: {err}"
+        );
+        assert!(
+            !tmp.path().join("local").exists(),
+            "{branch:?} created the local root"
+        );
+        assert!(
+            !tmp.path().join("sessions").exists(),
+            "{branch:?} created output"
+        );
+    }
+}
+
+#[test]
+fn w1_local_output_keeps_the_worktree_beside_it_without_marker() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut req = w8_request(tmp.path(), "s", "k");
+    req.mounts = kernlens_scratch::mounts::MountTable::parse("rootfs / ext4 rw 0 0\n");
+    let ws = prepare(&req).unwrap();
+    assert_eq!(
+        ws.worktree,
+        output_dir(tmp.path(), "s", "k").join("worktree")
+    );
+    assert!(!ws.meta.relocated);
+    assert!(!tmp.path().join("local").exists());
+}
+
+#[test]
+fn z2_failure_after_copy_leaves_no_worktree_and_no_partial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut req = w8_request(tmp.path(), "s", "k");
+    req.fail_after_copy = true;
+    assert!(prepare(&req).is_err());
+    let attempt = tmp.path().join("local/s/k");
+    assert!(!attempt.join("worktree").exists());
+    assert!(no_partials_under(tmp.path()));
+    req.fail_after_copy = false;
+    prepare(&req).unwrap();
+}
+
+#[test]
+fn z2_a_dead_owners_partial_is_removed_by_the_next_prepare() {
+    let tmp = tempfile::tempdir().unwrap();
+    let req = w8_request(tmp.path(), "s", "k");
+    let stale = tmp
+        .path()
+        .join("local/s/k/.worktree.partial-4194303-77-00ff00ff00ff00ff");
+    write(&stale.join("aiter/ops/k.py"), "half copied");
+    let alive = tmp.path().join(format!(
+        "local/s/k/.worktree.partial-{}-0-0123",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&alive).unwrap();
+    prepare(&req).unwrap();
+    assert!(!stale.exists());
+    assert!(alive.exists(), "a live owner's partial must stay");
+}
+
+#[test]
+fn z4_symlinks_are_copied_as_links_and_never_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let req = w8_request(tmp.path(), "s", "k");
+    let outside = tmp.path().join("outside");
+    write(&outside.join("secret"), "TOP-SECRET-BYTES-4711");
+    let ops = tmp.path().join("site-packages/aiter/ops");
+    std::os::unix::fs::symlink("k.py", ops.join("rel_link.py")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret"), ops.join("abs_link")).unwrap();
+    std::os::unix::fs::symlink("does/not/exist", ops.join("dangling")).unwrap();
+    std::os::unix::fs::symlink(&outside, ops.join("dir_link")).unwrap();
+    let ws = prepare(&req).unwrap();
+    let wops = ws.worktree.join("aiter/ops");
+    for name in ["rel_link.py", "abs_link", "dangling", "dir_link"] {
+        let meta = std::fs::symlink_metadata(wops.join(name)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{name} is not a link");
+        assert_eq!(
+            std::fs::read_link(wops.join(name)).unwrap(),
+            std::fs::read_link(ops.join(name)).unwrap()
+        );
+    }
+    // The secret's bytes appear nowhere: not in the worktree files, not in any object.
+    let needle = b"TOP-SECRET-BYTES-4711";
+    let mut stack = vec![ws.worktree.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                stack.push(e.path());
+            } else if ft.is_file() {
+                let bytes = std::fs::read(e.path()).unwrap();
+                assert!(
+                    !bytes.windows(needle.len()).any(|w| w == needle),
+                    "{}",
+                    e.path().display()
+                );
+                if e.path().to_string_lossy().contains("/objects/") {
+                    let mut z = gix::zlib::Inflate::default();
+                    let mut buf = vec![0u8; 1 << 16];
+                    if let Ok((_, _, n)) = z.once(&bytes, &mut buf) {
+                        assert!(!buf[..n].windows(needle.len()).any(|w| w == needle));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn z5_two_concurrent_prepares_of_one_attempt_one_wins_one_collides() {
+    let tmp = tempfile::tempdir().unwrap();
+    let req = w8_request(tmp.path(), "s", "k");
+    let (a, b) = std::thread::scope(|s| {
+        let ha = s.spawn(|| prepare(&req));
+        let hb = s.spawn(|| prepare(&req));
+        (ha.join().unwrap(), hb.join().unwrap())
+    });
+    let ok = [a.is_ok(), b.is_ok()].iter().filter(|x| **x).count();
+    assert_eq!(ok, 1, "exactly one must win: {a:?} / {b:?}");
+    let err = a.err().or(b.err()).unwrap();
+    assert!(matches!(err, PrepareError::Collision { .. }), "{err}");
+    assert!(no_partials_under(tmp.path()));
+}
+
+#[test]
+fn z8_single_module_install_copies_only_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sp = w8_site_packages(tmp.path());
+    write(&sp.join("six.py"), "PY3 = True\n");
+    let mut req = PrepareRequest::new(
+        sp.join("six.py"),
+        LocationRequest::new(output_dir(tmp.path(), "s", "six")),
+    );
+    req.branch = Some(BRANCH.into());
+    let ws = prepare(&req).unwrap();
+    let names: Vec<String> = std::fs::read_dir(&ws.worktree)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".git")
+        .collect();
+    assert_eq!(names, ["six.py"]);
+    assert_eq!(ws.kernel_path, ws.worktree.join("six.py"));
+}
+
+#[test]
+fn z8_a_source_directly_in_home_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    write(&home.join("kernel.py"), "x = 1\n");
+    let mut req = PrepareRequest::new(
+        home.join("kernel.py"),
+        LocationRequest::new(output_dir(tmp.path(), "s", "k")),
+    );
+    req.env = env(tmp.path());
+    req.branch = Some(BRANCH.into());
+    let err = prepare(&req).unwrap_err();
+    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+    assert!(!tmp.path().join("sessions").exists());
+}
+
+#[test]
+fn a_copy_root_containing_the_worktree_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    write(&dir.join("kernel.py"), "x = 1\n");
+    let mut req = PrepareRequest::new(
+        dir.join("kernel.py"),
+        LocationRequest::new(dir.join("runs/a")),
+    );
+    req.branch = Some(BRANCH.into());
+    let err = prepare(&req).unwrap_err();
+    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+}
+
+#[test]
+fn a_missing_source_is_source_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let req = PrepareRequest::new(
+        tmp.path().join("nope.py"),
+        LocationRequest::new(tmp.path().join("o/a")),
+    );
+    assert!(matches!(
+        prepare(&req),
+        Err(PrepareError::SourceMissing { .. })
+    ));
+}
+
+#[test]
+fn copy_too_large_is_refused_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut req = w8_request(tmp.path(), "s", "k");
+    req.policy.max_copy_bytes = 10;
+    assert!(matches!(
+        prepare(&req),
+        Err(PrepareError::CopyTooLarge { .. })
+    ));
+    assert!(no_partials_under(tmp.path()));
+    assert!(!tmp.path().join("local/s/k/worktree").exists());
 }
