@@ -1,0 +1,93 @@
+//! Builders for synthetic traces (trace.md §18): each test states its events inline.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+
+use kernlens_trace::{Analysis, Options, TraceSource, analyze};
+use serde_json::{Value, json};
+
+pub fn kernel(name: &str, ts: f64, dur: f64, corr: Option<i64>) -> Value {
+    let mut args = json!({"device": 0, "stream": 7});
+    if let Some(c) = corr {
+        args["correlation"] = json!(c);
+    }
+    json!({"ph":"X","cat":"kernel","name":name,"pid":0,"tid":7,"ts":ts,"dur":dur,"args":args})
+}
+
+pub fn kernel_on(name: &str, ts: f64, dur: f64, corr: Option<i64>, device: i64, tid: i64) -> Value {
+    let mut k = kernel(name, ts, dur, corr);
+    k["args"]["device"] = json!(device);
+    k["pid"] = json!(device);
+    k["tid"] = json!(tid);
+    k
+}
+
+pub fn memcpy(name: &str, ts: f64, dur: f64) -> Value {
+    json!({"ph":"X","cat":"gpu_memcpy","name":name,"pid":0,"tid":7,"ts":ts,"dur":dur,"args":{"device":0}})
+}
+
+pub fn runtime(name: &str, corr: i64, extid: Option<i64>) -> Value {
+    launch("cuda_runtime", name, corr, extid, 0.0)
+}
+
+pub fn driver(name: &str, corr: i64, extid: Option<i64>) -> Value {
+    launch("cuda_driver", name, corr, extid, 0.0)
+}
+
+pub fn launch(cat: &str, name: &str, corr: i64, extid: Option<i64>, ts: f64) -> Value {
+    let mut args = json!({"correlation": corr});
+    if let Some(x) = extid {
+        args["External id"] = json!(x);
+    }
+    json!({"ph":"X","cat":cat,"name":name,"pid":1,"tid":1,"ts":ts,"dur":1.0,"args":args})
+}
+
+pub fn cpu_op(name: &str, extid: i64) -> Value {
+    json!({"ph":"X","cat":"cpu_op","name":name,"pid":1,"tid":1,"ts":0.0,"dur":1.0,"args":{"External id":extid}})
+}
+
+pub fn annotation(name: &str, ts: f64, dur: f64) -> Value {
+    json!({"ph":"X","cat":"gpu_user_annotation","name":name,"pid":0,"tid":7,"ts":ts,"dur":dur,"args":{}})
+}
+
+pub fn trace(events: &[Value]) -> Vec<u8> {
+    serde_json::to_vec(&json!({ "traceEvents": events })).unwrap()
+}
+
+/// Fixture T1 of trace.md §18.
+pub fn t1() -> Vec<u8> {
+    trace(&[
+        cpu_op("aten::mm", 100),
+        runtime("hipLaunchKernel", 5, Some(100)),
+        kernel("Cijk_Alik_Bljk_HHS", 1000.0, 200.0, Some(5)),
+        kernel("paged_attention_v1", 1300.0, 300.0, Some(999)),
+        memcpy("Memcpy DtoH", 1700.0, 50.0),
+        annotation("ProfilerStep#1", 1000.0, 700.0),
+    ])
+}
+
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+pub fn analyze_bytes(bytes: &[u8], opts: &Options) -> Analysis {
+    analyze(&TraceSource::from_bytes("t.json", bytes.to_vec()), opts).unwrap()
+}
+
+pub fn run(bytes: &[u8]) -> Analysis {
+    let mut o = Options::default();
+    o.top_k = 0;
+    analyze_bytes(bytes, &o)
+}
+
+pub fn shared(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(name)
+}
+
+pub fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
