@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use crate::clean::clean;
+use crate::clean::{clean, is_mangled_shape};
+use crate::key::native_key;
 
 /// A vendor library a kernel name points to.
 #[non_exhaustive]
@@ -137,7 +138,8 @@ impl Pattern {
 }
 
 /// The vendor library whose binary ships the kernel, judged on the cleaned
-/// name. A hint: locate reports a vendor binary only when no source is found.
+/// name (and, for a mangled name, on its demangled key too). A hint: locate
+/// reports a vendor binary only when no source is found.
 ///
 /// ```
 /// use kernlens_ident::{VendorLib, vendor_of};
@@ -146,9 +148,19 @@ impl Pattern {
 /// ```
 pub fn vendor_of(name: &str) -> Option<VendorLib> {
     let cleaned = clean(name).text;
-    let lower = cleaned.to_ascii_lowercase();
+    match_rules(cleaned).or_else(|| {
+        // A mangled symbol hides its namespaces (`_ZN7ck_tile6kentry…`), so
+        // its demangled key is checked as well.
+        is_mangled_shape(cleaned)
+            .then(|| native_key(cleaned))
+            .and_then(|key| match_rules(&key))
+    })
+}
+
+fn match_rules(text: &str) -> Option<VendorLib> {
+    let lower = text.to_ascii_lowercase();
     RULES
         .iter()
-        .find(|(_, patterns)| patterns.iter().any(|p| p.matches(cleaned, &lower)))
+        .find(|(_, patterns)| patterns.iter().any(|p| p.matches(text, &lower)))
         .map(|(vendor, _)| *vendor)
 }

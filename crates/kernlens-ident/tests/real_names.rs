@@ -225,8 +225,11 @@ fn r18_launch_events_of_the_fixtures_are_runtime_api_names() -> TestResult {
     Ok(())
 }
 
-/// (native, python, name) rows of the reviewed table.
-fn table() -> Result<Vec<(String, String, String)>, Box<dyn std::error::Error>> {
+/// One reviewed row: native key, python key, raw name.
+type Row = (String, String, String);
+
+/// The rows of the reviewed table.
+fn table() -> Result<Vec<Row>, Box<dyn std::error::Error>> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/kernel_keys.tsv"
