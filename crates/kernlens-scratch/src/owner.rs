@@ -100,8 +100,8 @@ pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Res
             .write(true)
             .create_new(true)
             .open(&tmp)?;
+        // No fsync: after a crash the boot id differs and the marker is judged dead anyway.
         f.write_all(bytes)?;
-        f.sync_all()?;
         std::fs::rename(&tmp, dir.join(name))
     })();
     if result.is_err() {
