@@ -2,3 +2,5 @@
 pub use kernlens_trace as trace;
 /// Kernel identity: keys, operator identities, task groups, categories.
 pub use kernlens_ident as ident;
+/// Gates between a trace summary and kernel work: idle/compute gates, lane guard, rewrite route.
+pub use kernlens_gate as gate;

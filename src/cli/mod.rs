@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod gate;
 mod ident;
 mod summary;
 
@@ -26,6 +27,8 @@ enum Command {
     Summary(summary::Args),
     /// Identity keys, category and vendor of kernel names (`-` reads stdin).
     Ident(ident::Args),
+    /// The idle gate with its graph guard, then the low-compute gate.
+    Gate(gate::Args),
 }
 
 /// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
@@ -64,6 +67,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Summary(args) => summary::run(args),
         Command::Ident(args) => ident::run(args),
+        Command::Gate(args) => gate::run(args),
     };
     match outcome {
         Ok(code) => code,

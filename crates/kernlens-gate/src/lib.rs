@@ -33,6 +33,8 @@ mod compute;
 mod coverage;
 mod error;
 mod evaluate;
+#[cfg(feature = "trace")]
+mod from_trace;
 mod idle;
 pub mod lane;
 mod report;
@@ -45,6 +47,8 @@ pub use compute::compute_gate;
 pub use coverage::CoverageFacts;
 pub use error::GateError;
 pub use evaluate::{GateInputs, evaluate, pct_from_cell};
+#[cfg(feature = "trace")]
+pub use from_trace::{analysis_probe, raw_trace_probe, raw_trace_probe_with_limits};
 pub use idle::idle_gate;
 pub use report::{GATE_SCHEMA, GateDocument, GateReport};
 pub use rewrite::{

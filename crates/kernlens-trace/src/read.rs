@@ -54,14 +54,14 @@ pub(crate) fn read(
             } else {
                 let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
                 if len == 0 {
-                    read_bytes(&[], limits, threads, collector, &mut log)
+                    read_bytes(&[], limits, threads, REGION, collector, &mut log)
                 } else {
                     // SAFETY: the map is read-only and private to this call. A file
                     // truncated by another process while mapped can fault; that is the
                     // documented cost of zero-copy reading, as for any mmap reader.
                     let map =
                         unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err("map trace", e))?;
-                    read_bytes(&map, limits, threads, collector, &mut log)
+                    read_bytes(&map, limits, threads, REGION, collector, &mut log)
                 }
             }
         }
@@ -75,7 +75,7 @@ pub(crate) fn read(
                     &mut log,
                 )
             } else {
-                read_bytes(bytes, limits, threads, collector, &mut log)
+                read_bytes(bytes, limits, threads, REGION, collector, &mut log)
             }
         }
         Input::Reader(_) => {
@@ -159,6 +159,7 @@ fn read_bytes(
     buf: &[u8],
     limits: &Limits,
     threads: Option<usize>,
+    region: usize,
     collector: &mut Collector<'_>,
     log: &mut ErrorLog,
 ) -> Option<Vec<u8>> {
@@ -178,13 +179,13 @@ fn read_bytes(
         python_functions: collector.wants_python(),
     };
     let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
-    if threads == 1 || buf.len() - start < 2 * REGION {
+    if threads == 1 || buf.len() - start < 2 * region {
         let r = scan_region(buf, start, usize::MAX, limits, wanted);
         apply_region(r, collector, log);
         return provenance;
     }
     match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => read_parallel(buf, start, limits, wanted, threads, &pool, collector, log),
+        Ok(pool) => read_parallel(buf, start, region, limits, wanted, threads, &pool, collector, log),
         // No threads to be had: the sequential read gives the same answer.
         Err(_) => {
             let r = scan_region(buf, start, usize::MAX, limits, wanted);
@@ -271,6 +272,7 @@ fn apply_region(r: Region<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog
 fn read_parallel(
     buf: &[u8],
     start: usize,
+    region: usize,
     limits: &Limits,
     wanted: Wanted,
     threads: usize,
@@ -279,12 +281,12 @@ fn read_parallel(
     log: &mut ErrorLog,
 ) {
     let mut starts = vec![start];
-    let mut at = start + REGION;
+    let mut at = start + region;
     while at < buf.len() {
         match scan::boundary_after(buf, at) {
             Some(b) => {
                 starts.push(b);
-                at = b + REGION;
+                at = b + region;
             }
             None => break,
         }
@@ -412,6 +414,42 @@ fn parse_stream(
                 let pending = buf.len();
                 pull(&mut buf, &mut eof, log, n, pending.max(CHUNK));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn analyse(buf: &[u8], threads: usize, region: usize) -> (u64, Vec<String>, Vec<u32>) {
+        let mut c = Collector::new(None);
+        let mut log = ErrorLog::default();
+        read_bytes(buf, &Limits::default(), Some(threads), region, &mut c, &mut log);
+        let names = c.out.gpu.iter().map(|g| g.name).collect();
+        (c.out.event_total, log.finish(), names)
+    }
+
+    /// Region starts are guessed from the bytes `}, {`; strings holding that pattern must
+    /// not change the result, nor must problems that straddle a region.
+    #[test]
+    fn wrong_region_guesses_are_repaired() {
+        let mut t = String::from("{\"traceEvents\":[");
+        for i in 0..200 {
+            let tricky = if i % 3 == 0 { r#"a}, {\"x\":1}, {b"# } else { "plain" };
+            t.push_str(&format!(
+                r#"{{"ph":"X","cat":"kernel","name":"k{i}","ts":{i},"dur":1,"args":{{"note":"{tricky}"}}}},"#
+            ));
+            if i % 17 == 0 {
+                t.push_str("42, {\"bad\": nope}, ");
+            }
+        }
+        t.push_str("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"last\",\"ts\":1,\"dur\":1}]}");
+        let sequential = analyse(t.as_bytes(), 1, 1 << 20);
+        assert_eq!(sequential.0, 201);
+        assert!(!sequential.1.is_empty());
+        for region in [16, 50, 97, 256, 1000] {
+            assert_eq!(analyse(t.as_bytes(), 4, region), sequential, "region {region}");
         }
     }
 }

@@ -1,0 +1,3 @@
+//! Helpers shared by the gate tests.
+
+pub mod traces;

@@ -1,0 +1,133 @@
+//! Damaged inputs built from the real eager trace: each has a documented outcome, never
+//! a panic, and keeps every complete event (trace.md §5).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::Read;
+
+use common::*;
+use kernlens_trace::{Analysis, Limits, Options, TraceSource, analyze};
+
+fn eager_plain() -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(shared("eager.json.gz")).unwrap()).read_to_end(&mut out).unwrap();
+    out
+}
+
+/// Offsets just past the closing brace of each event (Kineto writes `\n  }` per event).
+fn event_ends(t: &[u8]) -> Vec<usize> {
+    let pat = b"\n  }";
+    t.windows(pat.len()).enumerate().filter(|(_, w)| *w == pat).map(|(i, _)| i + pat.len()).collect()
+}
+
+/// Runs the bytes through both paths (in place and streamed) and checks they agree.
+fn both(bytes: &[u8], opts: &Options) -> Analysis {
+    let a = analyze(&TraceSource::from_bytes("t.json", bytes.to_vec()), opts).unwrap();
+    let b = analyze(&TraceSource::from_reader("t.json", std::io::Cursor::new(bytes.to_vec())), opts).unwrap();
+    assert_eq!(a.to_json().to_string(), b.to_json().to_string());
+    a
+}
+
+#[test]
+fn trace_cut_mid_object_keeps_every_complete_event() {
+    let t = eager_plain();
+    let ends = event_ends(&t);
+    assert_eq!(ends.len(), 9089);
+    for k in [1usize, 777, 5000, 9000] {
+        let cut = &t[..ends[k - 1] + 40];
+        let a = both(cut, &Options::default());
+        assert_eq!(a.event_total, k as u64);
+        assert_eq!(a.stream_errors, vec![format!("traceEvents object truncated after {k} event(s): unterminated object")]);
+    }
+    let a = both(&t[..ends[4999] + 1], &Options::default());
+    assert_eq!(a.stream_errors, vec!["traceEvents array unterminated after 5000 event(s)".to_string()]);
+}
+
+#[test]
+fn a_malformed_object_mid_array_is_skipped() {
+    let t = eager_plain();
+    let text = String::from_utf8(t).unwrap();
+    let at = text.match_indices("\"ph\": \"X\"").nth(4000).unwrap().0;
+    let mut broken = text.clone();
+    broken.replace_range(at..at + 9, "\"ph\": X  ");
+    let a = both(broken.as_bytes(), &Options::default());
+    assert_eq!(a.event_total, 9088);
+    assert_eq!(a.stream_errors.len(), 1);
+    assert!(a.stream_errors[0].starts_with("traceEvents object malformed after 4000 event(s)"), "{:?}", a.stream_errors);
+}
+
+#[test]
+fn invalid_utf8_in_a_kernel_name_is_replaced_and_counted() {
+    let mut t = eager_plain();
+    let name = b"_fused_scale_bias_kernel";
+    let at = t.windows(name.len()).position(|w| w == name).unwrap();
+    t[at + 1] = 0xff;
+    let a = both(&t, &Options::default());
+    assert!(a.stream_errors.is_empty());
+    assert_eq!(a.attribution.kernel_count, 352);
+    let mut o = Options::default();
+    o.top_k = 0;
+    let a = both(&t, &o);
+    assert!(a.kernels.iter().any(|k| k.name.starts_with("_\u{FFFD}used_scale_bias_kernel")));
+}
+
+#[test]
+fn empty_input_and_random_bytes() {
+    let a = both(b"", &Options::default());
+    assert_eq!((a.event_total, a.stream_errors.clone()), (0, vec!["traceEvents array not found".to_string()]));
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, b"").unwrap();
+    assert_eq!(analyze(&TraceSource::open(&empty).unwrap(), &Options::default()).unwrap().event_total, 0);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let random: Vec<u8> = (0..1 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let a = both(&random, &Options::default());
+    assert_eq!(a.event_total, 0);
+    assert_eq!(a.stream_errors.len(), 1);
+    // Random bytes after a valid opener: every element problem is reported, never a panic.
+    let mut opened = b"{\"traceEvents\":[".to_vec();
+    opened.extend_from_slice(&random);
+    let b = both(&opened, &Options::default());
+    assert!(!b.stream_errors.is_empty());
+}
+
+#[test]
+fn deeply_nested_args_do_not_overflow_the_stack() {
+    let depth = 200_000;
+    let mut t = br#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"deep","ts":1,"dur":2,"args":{"x":"#.to_vec();
+    t.extend(std::iter::repeat_n(b'[', depth));
+    t.extend(std::iter::repeat_n(b']', depth));
+    t.extend_from_slice(br#"}},{"ph":"X","cat":"kernel","name":"after","ts":5,"dur":1}]}"#);
+    let a = both(&t, &Options::default());
+    assert!(a.stream_errors.is_empty(), "{:?}", a.stream_errors);
+    assert_eq!(a.attribution.kernel_count, 2);
+    let g = both(&gzip(&t), &Options::default());
+    assert_eq!(g.attribution.kernel_count, 2);
+}
+
+#[test]
+fn an_event_over_the_limit_stops_the_read_after_keeping_earlier_events() {
+    let t = eager_plain();
+    let ends = event_ends(&t);
+    let mut big = t[..ends[99]].to_vec();
+    big.extend_from_slice(b",\n  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"");
+    big.extend(std::iter::repeat_n(b'x', 2 << 20));
+    big.extend_from_slice(b"\", \"ts\": 1, \"dur\": 1}");
+    big.extend_from_slice(&t[ends[99]..]);
+    let mut o = Options::default();
+    o.limits = Limits::new(16 << 20, 1 << 20);
+    let a = both(&big, &o);
+    assert_eq!(a.event_total, 100);
+    assert_eq!(a.stream_errors, vec![format!("traceEvents object exceeds {} characters after 100 event(s)", 1 << 20)]);
+    // With the default limit the same event is simply read.
+    let a = both(&big, &Options::default());
+    assert_eq!(a.event_total, 9090);
+}

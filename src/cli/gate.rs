@@ -1,0 +1,123 @@
+//! `kernlens gate TRACE`: the idle gate with its graph guard, then the
+//! low-compute gate (gate.md §6), on the whole, un-split trace.
+
+use std::process::ExitCode;
+
+use kernlens_gate::{
+    GateInputs, GateReport, Severity, Thresholds, analysis_probe, evaluate, parse_threshold,
+};
+use kernlens_trace::{Options, TraceSource};
+
+use super::{EXIT_STRICT, Failure};
+
+/// Arguments of `kernlens gate`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Trace file (.json or .json.gz), a directory of traces, or `-` for stdin.
+    trace: String,
+    /// High-idle threshold in percent; overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
+    #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
+    idle_threshold: Option<f64>,
+    /// Low-compute threshold in percent; overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
+    #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
+    min_compute: Option<f64>,
+    /// Print one `kernlens.gate/1` JSON document.
+    #[arg(long)]
+    json: bool,
+    /// Exit 3 when the trace had recovered structural problems.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// A flag value must be a finite, non-negative percentage; anything else is a
+/// usage error rather than a silent fallback, since the user typed it.
+fn threshold_arg(text: &str) -> Result<f64, String> {
+    parse_threshold(Some(text))
+        .ok_or_else(|| format!("'{text}' is not a percentage (a finite number >= 0)"))
+}
+
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    // The environment is read here, at the edge, once per invocation.
+    let mut thresholds = Thresholds::from_lookup(|name| std::env::var(name).ok());
+    if let Some(idle) = args.idle_threshold {
+        thresholds.idle_pct = idle;
+    }
+    if let Some(min_compute) = args.min_compute {
+        thresholds.min_compute_pct = min_compute;
+    }
+
+    let source = TraceSource::open(&args.trace)
+        .map_err(|err| Failure::new(format!("cannot open trace '{}'", args.trace), err))?;
+    let analysis = kernlens_trace::analyze(&source, &Options::default())
+        .map_err(|err| Failure::new(format!("cannot read trace '{}'", source.file()), err))?;
+
+    // The analysis already holds the whole-trace graph block of the same
+    // file, so the guard answers from it instead of reading the trace again.
+    let inputs = GateInputs::from_analysis(&analysis);
+    let verdict = evaluate(&inputs, &thresholds, analysis_probe(&analysis));
+    let report = GateReport::new(&inputs, &thresholds, verdict);
+
+    if args.json {
+        let text = serde_json::to_string(&report.document())
+            .map_err(|err| Failure::new("cannot render the gate verdict as JSON", err))?;
+        println!("{text}");
+    } else {
+        print!(
+            "{}",
+            render_text(&report, &analysis.trace_file, &analysis.stream_errors)
+        );
+    }
+    if args.strict && !analysis.stream_errors.is_empty() {
+        return Ok(ExitCode::from(EXIT_STRICT));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pct(value: Option<f64>) -> String {
+    value.map_or_else(|| "unknown".to_owned(), |value| format!("{value:.2}%"))
+}
+
+fn render_text(report: &GateReport, trace_file: &str, stream_errors: &[String]) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("trace      {trace_file}\n"));
+    out.push_str(&format!("decision   {}\n", report.decision.as_str()));
+    out.push_str(&format!(
+        "idle       {} (threshold {:.2}%)\n",
+        pct(report.idle_pct),
+        report.threshold_pct
+    ));
+    out.push_str(&format!(
+        "compute    {} (minimum {:.2}%)\n",
+        pct(report.compute_pct),
+        report.min_compute_pct
+    ));
+    let exposed = match (report.exposed_comm_pct, report.compute_pct) {
+        (Some(exposed), _) => format!("{exposed:.2}%"),
+        (None, Some(_)) => "none (no communication kernels)".to_owned(),
+        (None, None) => "unknown".to_owned(),
+    };
+    out.push_str(&format!(
+        "exposed    {exposed} (communication not hidden by compute)\n"
+    ));
+    if !stream_errors.is_empty() {
+        out.push_str(&format!(
+            "recovered  {} stream error(s); see `kernlens summary`\n",
+            stream_errors.len()
+        ));
+    }
+    if report.warnings.is_empty() {
+        out.push_str("warnings   none\n");
+    }
+    for warning in &report.warnings {
+        let level = match warning.severity {
+            Severity::Info => "info",
+            _ => "warning",
+        };
+        out.push_str(&format!(
+            "{level}: {}: {}\n",
+            warning.code.as_str(),
+            warning.message
+        ));
+    }
+    out
+}
