@@ -185,7 +185,9 @@ fn read_bytes(
         return provenance;
     }
     match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => read_parallel(buf, start, region, limits, wanted, threads, &pool, collector, log),
+        Ok(pool) => read_parallel(
+            buf, start, region, limits, wanted, threads, &pool, collector, log,
+        ),
         // No threads to be had: the sequential read gives the same answer.
         Err(_) => {
             let r = scan_region(buf, start, usize::MAX, limits, wanted);
@@ -425,7 +427,14 @@ mod tests {
     fn analyse(buf: &[u8], threads: usize, region: usize) -> (u64, Vec<String>, Vec<u32>) {
         let mut c = Collector::new(None);
         let mut log = ErrorLog::default();
-        read_bytes(buf, &Limits::default(), Some(threads), region, &mut c, &mut log);
+        read_bytes(
+            buf,
+            &Limits::default(),
+            Some(threads),
+            region,
+            &mut c,
+            &mut log,
+        );
         let names = c.out.gpu.iter().map(|g| g.name).collect();
         (c.out.event_total, log.finish(), names)
     }
@@ -436,7 +445,11 @@ mod tests {
     fn wrong_region_guesses_are_repaired() {
         let mut t = String::from("{\"traceEvents\":[");
         for i in 0..200 {
-            let tricky = if i % 3 == 0 { r#"a}, {\"x\":1}, {b"# } else { "plain" };
+            let tricky = if i % 3 == 0 {
+                r#"a}, {\"x\":1}, {b"#
+            } else {
+                "plain"
+            };
             t.push_str(&format!(
                 r#"{{"ph":"X","cat":"kernel","name":"k{i}","ts":{i},"dur":1,"args":{{"note":"{tricky}"}}}},"#
             ));
@@ -449,7 +462,11 @@ mod tests {
         assert_eq!(sequential.0, 201);
         assert!(!sequential.1.is_empty());
         for region in [16, 50, 97, 256, 1000] {
-            assert_eq!(analyse(t.as_bytes(), 4, region), sequential, "region {region}");
+            assert_eq!(
+                analyse(t.as_bytes(), 4, region),
+                sequential,
+                "region {region}"
+            );
         }
     }
 }

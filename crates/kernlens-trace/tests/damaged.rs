@@ -11,20 +11,30 @@ use kernlens_trace::{Analysis, Limits, Options, TraceSource, analyze};
 
 fn eager_plain() -> Vec<u8> {
     let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(shared("eager.json.gz")).unwrap()).read_to_end(&mut out).unwrap();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(shared("eager.json.gz")).unwrap())
+        .read_to_end(&mut out)
+        .unwrap();
     out
 }
 
 /// Offsets just past the closing brace of each event (Kineto writes `\n  }` per event).
 fn event_ends(t: &[u8]) -> Vec<usize> {
     let pat = b"\n  }";
-    t.windows(pat.len()).enumerate().filter(|(_, w)| *w == pat).map(|(i, _)| i + pat.len()).collect()
+    t.windows(pat.len())
+        .enumerate()
+        .filter(|(_, w)| *w == pat)
+        .map(|(i, _)| i + pat.len())
+        .collect()
 }
 
 /// Runs the bytes through both paths (in place and streamed) and checks they agree.
 fn both(bytes: &[u8], opts: &Options) -> Analysis {
     let a = analyze(&TraceSource::from_bytes("t.json", bytes.to_vec()), opts).unwrap();
-    let b = analyze(&TraceSource::from_reader("t.json", std::io::Cursor::new(bytes.to_vec())), opts).unwrap();
+    let b = analyze(
+        &TraceSource::from_reader("t.json", std::io::Cursor::new(bytes.to_vec())),
+        opts,
+    )
+    .unwrap();
     assert_eq!(a.to_json().to_string(), b.to_json().to_string());
     a
 }
@@ -38,10 +48,18 @@ fn trace_cut_mid_object_keeps_every_complete_event() {
         let cut = &t[..ends[k - 1] + 40];
         let a = both(cut, &Options::default());
         assert_eq!(a.event_total, k as u64);
-        assert_eq!(a.stream_errors, vec![format!("traceEvents object truncated after {k} event(s): unterminated object")]);
+        assert_eq!(
+            a.stream_errors,
+            vec![format!(
+                "traceEvents object truncated after {k} event(s): unterminated object"
+            )]
+        );
     }
     let a = both(&t[..ends[4999] + 1], &Options::default());
-    assert_eq!(a.stream_errors, vec!["traceEvents array unterminated after 5000 event(s)".to_string()]);
+    assert_eq!(
+        a.stream_errors,
+        vec!["traceEvents array unterminated after 5000 event(s)".to_string()]
+    );
 }
 
 #[test]
@@ -54,7 +72,11 @@ fn a_malformed_object_mid_array_is_skipped() {
     let a = both(broken.as_bytes(), &Options::default());
     assert_eq!(a.event_total, 9088);
     assert_eq!(a.stream_errors.len(), 1);
-    assert!(a.stream_errors[0].starts_with("traceEvents object malformed after 4000 event(s)"), "{:?}", a.stream_errors);
+    assert!(
+        a.stream_errors[0].starts_with("traceEvents object malformed after 4000 event(s)"),
+        "{:?}",
+        a.stream_errors
+    );
 }
 
 #[test]
@@ -69,17 +91,29 @@ fn invalid_utf8_in_a_kernel_name_is_replaced_and_counted() {
     let mut o = Options::default();
     o.top_k = 0;
     let a = both(&t, &o);
-    assert!(a.kernels.iter().any(|k| k.name.starts_with("_\u{FFFD}used_scale_bias_kernel")));
+    assert!(
+        a.kernels
+            .iter()
+            .any(|k| k.name.starts_with("_\u{FFFD}used_scale_bias_kernel"))
+    );
 }
 
 #[test]
 fn empty_input_and_random_bytes() {
     let a = both(b"", &Options::default());
-    assert_eq!((a.event_total, a.stream_errors.clone()), (0, vec!["traceEvents array not found".to_string()]));
+    assert_eq!(
+        (a.event_total, a.stream_errors.clone()),
+        (0, vec!["traceEvents array not found".to_string()])
+    );
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.json");
     std::fs::write(&empty, b"").unwrap();
-    assert_eq!(analyze(&TraceSource::open(&empty).unwrap(), &Options::default()).unwrap().event_total, 0);
+    assert_eq!(
+        analyze(&TraceSource::open(&empty).unwrap(), &Options::default())
+            .unwrap()
+            .event_total,
+        0
+    );
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     let random: Vec<u8> = (0..1 << 20)
         .map(|_| {
@@ -102,7 +136,9 @@ fn empty_input_and_random_bytes() {
 #[test]
 fn deeply_nested_args_do_not_overflow_the_stack() {
     let depth = 200_000;
-    let mut t = br#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"deep","ts":1,"dur":2,"args":{"x":"#.to_vec();
+    let mut t =
+        br#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"deep","ts":1,"dur":2,"args":{"x":"#
+            .to_vec();
     t.extend(std::iter::repeat_n(b'[', depth));
     t.extend(std::iter::repeat_n(b']', depth));
     t.extend_from_slice(br#"}},{"ph":"X","cat":"kernel","name":"after","ts":5,"dur":1}]}"#);
@@ -126,7 +162,13 @@ fn an_event_over_the_limit_stops_the_read_after_keeping_earlier_events() {
     o.limits = Limits::new(16 << 20, 1 << 20);
     let a = both(&big, &o);
     assert_eq!(a.event_total, 100);
-    assert_eq!(a.stream_errors, vec![format!("traceEvents object exceeds {} characters after 100 event(s)", 1 << 20)]);
+    assert_eq!(
+        a.stream_errors,
+        vec![format!(
+            "traceEvents object exceeds {} characters after 100 event(s)",
+            1 << 20
+        )]
+    );
     // With the default limit the same event is simply read.
     let a = both(&big, &Options::default());
     assert_eq!(a.event_total, 9090);

@@ -407,3 +407,26 @@ fn thread_count_never_changes_the_result() {
         );
     }
 }
+
+/// fixtures/traces/graph_under_recorded.json.gz: the real graph capture with the kernels
+/// of 30 of its 40 replays removed (fixtures/traces/make_under_recorded.py).
+#[test]
+fn real_trace_with_dropped_replays_is_under_recorded() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/traces/graph_under_recorded.json.gz");
+    let a = analyze(&TraceSource::open(path).unwrap(), &all_rows()).unwrap();
+    let g = &a.graph;
+    assert_eq!(
+        (
+            g.launches,
+            g.launches_with_kernels,
+            g.coverage,
+            g.graph_kernels,
+            g.under_recorded
+        ),
+        (40, 10, Some(0.25), 440, true)
+    );
+    let full = open("graph.json.gz", &all_rows());
+    // The dropped replays make the GPU look idle: exactly the trap the flag exists for.
+    assert!(a.timeline.idle_pct > 70.0 && full.timeline.idle_pct < 10.0);
+}
