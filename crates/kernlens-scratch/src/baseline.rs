@@ -160,8 +160,10 @@ pub(crate) fn build_baseline(
     policy: &ScratchPolicy,
     drift: &[DriftEntry],
 ) -> Result<Baseline, PrepareError> {
-    let mut create = gix::create::Options::default();
-    create.destination_must_be_empty = Some(false);
+    let create = gix::create::Options {
+        destination_must_be_empty: Some(false),
+        ..Default::default()
+    };
     let ts = gix::ThreadSafeRepository::init_opts(
         dir,
         gix::create::Kind::WithWorktree,
@@ -202,8 +204,11 @@ pub(crate) fn build_baseline(
     let (paths, walk) =
         walk_tracked(dir, &exclude).map_err(|e| PrepareError::io("walk", dir, e))?;
 
-    let mut loose_options = gix::odb::loose::Options::default();
-    loose_options.compression = gix::zlib::Compression::BEST_SPEED;
+    // Git writes loose objects at the fastest level too; the baseline is throwaway.
+    let loose_options = gix::odb::loose::Options {
+        compression: gix::zlib::Compression::BEST_SPEED,
+        ..Default::default()
+    };
     let store = gix::odb::loose::Store::at_opts(
         git_dir.join("objects"),
         gix::hash::Kind::Sha1,

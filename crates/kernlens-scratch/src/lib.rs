@@ -1,5 +1,44 @@
-//! kernlens-scratch (under construction).
-#![allow(missing_docs)]
+//! Scratch workspaces for kernel rewrites.
+//!
+//! An optimiser rewrites a kernel inside a **throwaway, git-tracked copy** of the package that
+//! holds it, then hands back exactly what changed. This crate makes that copy and reads it back:
+//!
+//! - [`prepare()`](prepare::prepare) copies the package (keeping `jit/`, `dist/` and `*.so`, which
+//!   the shadowing copy needs to import, and dropping `.git` and bytecode), commits a source-only
+//!   baseline with gix (no `git` executable, no user configuration, no hooks), and publishes the
+//!   worktree atomically. It refuses to reuse an existing attempt ([`PrepareError::Collision`]) or
+//!   a protected branch, and moves the worktree to a local disk when the output directory is on a
+//!   network filesystem ([`mounts`], [`location`]).
+//! - [`changes()`](changes::changes) and [`export()`](export::export) list what changed against
+//!   the baseline and write per-file copies, a binary-safe `scratch.patch` that `git apply`
+//!   accepts, and a drift report for edits under excluded paths.
+//! - [`sweep()`](sweep::sweep) reclaims relocated sessions whose owner provably died, and never
+//!   touches anything without our marker ([`owner`]).
+//!
+//! Not for: choosing what to edit, building, or benchmarking. All globs and defaults live in
+//! [`policy`].
+//!
+//! ```
+//! use kernlens_scratch::changes::changes;
+//! use kernlens_scratch::location::LocationRequest;
+//! use kernlens_scratch::prepare::{PrepareRequest, prepare};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tmp = tempfile::tempdir()?;
+//! let pkg = tmp.path().join("site-packages/mypkg");
+//! std::fs::create_dir_all(&pkg)?;
+//! std::fs::write(pkg.join("__init__.py"), "")?;
+//! std::fs::write(pkg.join("kernel.py"), "def k(x):\n    return x\n")?;
+//!
+//! let output = tmp.path().join("runs/session-1/attempt-1");
+//! let ws = prepare(&PrepareRequest::new(pkg.join("kernel.py"), LocationRequest::new(&output)))?;
+//! assert_eq!(ws.kernel_path, output.join("worktree/mypkg/kernel.py"));
+//!
+//! std::fs::write(&ws.kernel_path, "def k(x):\n    return 2 * x\n")?;
+//! let changed = changes(&ws, None)?;
+//! assert_eq!(changed[0].path, "mypkg/kernel.py");
+//! # Ok(()) }
+//! ```
 
 pub mod baseline;
 pub mod branch;

@@ -36,7 +36,9 @@ pub fn quote_path(prefix: &str, path: &[u8]) -> Vec<u8> {
             0x0b => out.extend_from_slice(b"\\v"),
             0x0c => out.extend_from_slice(b"\\f"),
             b'\r' => out.extend_from_slice(b"\\r"),
-            b if b < 0x20 || b >= 0x7f => out.extend_from_slice(format!("\\{b:03o}").as_bytes()),
+            b if !(0x20..0x7f).contains(&b) => {
+                out.extend_from_slice(format!("\\{b:03o}").as_bytes())
+            }
             b => out.push(b),
         }
     }

@@ -29,8 +29,8 @@ pub(crate) fn open_dir_nofollow(path: &Path) -> io::Result<OwnedFd> {
 
 fn entry_names(dir_fd: &OwnedFd) -> io::Result<Vec<(CString, FileType)>> {
     let mut out = Vec::new();
-    let mut dir = Dir::read_from(dir_fd)?;
-    while let Some(entry) = dir.next() {
+    let dir = Dir::read_from(dir_fd)?;
+    for entry in dir {
         let entry = entry?;
         let name = entry.file_name();
         if name.to_bytes() == b"." || name.to_bytes() == b".." {
