@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod gate;
 mod ident;
+mod scratch;
 mod summary;
 
 #[derive(Parser)]
@@ -29,6 +30,8 @@ enum Command {
     Ident(ident::Args),
     /// The idle gate with its graph guard, then the low-compute gate.
     Gate(gate::Args),
+    /// Scratch workspaces for kernel rewrites: create, diff (export), sweep.
+    Scratch(scratch::Args),
 }
 
 /// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
@@ -68,6 +71,7 @@ pub fn main() -> ExitCode {
         Command::Summary(args) => summary::run(args),
         Command::Ident(args) => ident::run(args),
         Command::Gate(args) => gate::run(args),
+        Command::Scratch(args) => scratch::run(args),
     };
     match outcome {
         Ok(code) => code,

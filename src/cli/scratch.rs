@@ -1,0 +1,195 @@
+//! `kernlens scratch create|diff|sweep`: the scratch-workspace lifecycle.
+//!
+//! This is the edge: it reads the environment and the mount table once and hands them to the
+//! library as values.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use kernlens_scratch::PrepareError;
+use kernlens_scratch::export::{ExportRequest, export};
+use kernlens_scratch::location::{LocationRequest, ScratchEnv};
+use kernlens_scratch::mounts::MountTable;
+use kernlens_scratch::owner::SystemProbe;
+use kernlens_scratch::prepare::{PrepareRequest, prepare};
+use kernlens_scratch::sweep::sweep;
+use kernlens_scratch::workspace::Workspace;
+use serde_json::{Value, json};
+
+use super::Failure;
+
+const SCHEMA: &str = "kernlens.scratch/1";
+
+/// Arguments of `kernlens scratch`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Copy the package holding FILE into a git-tracked scratch worktree.
+    Create {
+        /// The kernel source file.
+        #[arg(long)]
+        source: PathBuf,
+        /// The durable attempt directory `…/<session>/<attempt>`.
+        #[arg(long)]
+        output: PathBuf,
+        /// Session name (default: the name of the output's parent).
+        #[arg(long)]
+        session: Option<String>,
+        /// Attempt name (default: the name of the output directory).
+        #[arg(long)]
+        attempt: Option<String>,
+        /// Baseline branch (default: kernlens/<session>/<stem>-<random hex>).
+        #[arg(long)]
+        branch: Option<String>,
+        /// Copy this repository directory whole instead of the package.
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        /// Read this mount table instead of /proc/self/mountinfo (for tests and odd systems).
+        #[arg(long, hide = true)]
+        mount_table: Option<PathBuf>,
+    },
+    /// Export what changed in a scratch worktree: per-file copies, a patch, export.json.
+    Diff {
+        /// The scratch worktree.
+        scratch_dir: PathBuf,
+        /// Output directory (default: <output_dir>/optimized_versions).
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
+        /// Export this commit instead of the worktree.
+        #[arg(long)]
+        best: Option<String>,
+    },
+    /// Reclaim scratch sessions whose owner has died.
+    Sweep {
+        /// The local scratch root (default: from KERNLENS_LOCAL_SCRATCH_ROOT, XDG_CACHE_HOME or HOME).
+        #[arg(long)]
+        local_root: Option<PathBuf>,
+    },
+}
+
+fn env_from_process() -> ScratchEnv {
+    ScratchEnv::new(
+        std::env::var("KERNLENS_LOCAL_SCRATCH_ROOT").ok(),
+        std::env::var("XDG_CACHE_HOME").ok(),
+        std::env::var_os("HOME").map(PathBuf::from),
+    )
+}
+
+fn mount_table(explicit: Option<PathBuf>) -> MountTable {
+    if let Some(path) = explicit {
+        return MountTable::read(&path);
+    }
+    let info = MountTable::read(std::path::Path::new("/proc/self/mountinfo"));
+    if info.mounts.is_empty() {
+        MountTable::read(std::path::Path::new("/proc/mounts"))
+    } else {
+        info
+    }
+}
+
+fn print(value: &Value) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Failure::new("cannot encode the report", e))?;
+    println!("{text}");
+    Ok(())
+}
+
+fn with_header(action: &str, body: Value) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("schema".into(), json!(SCHEMA));
+    out.insert("action".into(), json!(action));
+    if let Value::Object(map) = body {
+        for (k, v) in map {
+            if k != "schema" {
+                out.insert(k, v);
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+fn encode<T: serde::Serialize>(value: &T) -> Result<Value, Failure> {
+    serde_json::to_value(value).map_err(|e| Failure::new("cannot encode the report", e))
+}
+
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    match args.action {
+        Action::Create {
+            source,
+            output,
+            session,
+            attempt,
+            branch,
+            repo,
+            mount_table: table,
+        } => {
+            let mut location = LocationRequest::new(output);
+            location.session = session;
+            location.attempt = attempt;
+            let mut request = PrepareRequest::new(source, location);
+            request.branch = branch;
+            request.repo_hint = repo;
+            request.env = env_from_process();
+            request.mounts = mount_table(table);
+            match prepare(&request) {
+                Ok(ws) => {
+                    let mut body = with_header("create", encode(&ws)?);
+                    if let Value::Object(map) = &mut body {
+                        map.insert("sweep".into(), encode(&ws.sweep)?);
+                    }
+                    print(&body)?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(err) if err.is_refusal() => {
+                    let refused = match &err {
+                        PrepareError::Collision { path } => {
+                            json!({"reason": "collision", "path": path})
+                        }
+                        PrepareError::ProtectedBranch { name } => {
+                            json!({"reason": "protected_branch", "name": name})
+                        }
+                        other => json!({"reason": "refused", "message": other.to_string()}),
+                    };
+                    print(&with_header("create", json!({ "refused": refused })))?;
+                    eprintln!("kernlens: scratch create: {err}");
+                    Ok(ExitCode::from(1))
+                }
+                Err(err) => Err(Failure::new("scratch create", err)),
+            }
+        }
+        Action::Diff {
+            scratch_dir,
+            out,
+            best,
+        } => {
+            let ws = Workspace::open(&scratch_dir).map_err(|e| Failure::new("scratch diff", e))?;
+            let report = export(&ws, &ExportRequest::new(best, out))
+                .map_err(|e| Failure::new("scratch diff", e))?;
+            print(&with_header("diff", encode(&report)?))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Action::Sweep { local_root } => {
+            let root = match local_root {
+                Some(r) => r,
+                None => env_from_process().local_root().0.ok_or_else(|| {
+                    Failure::new(
+                        "scratch sweep",
+                        "no local scratch root: pass --local-root or set KERNLENS_LOCAL_SCRATCH_ROOT, XDG_CACHE_HOME or HOME",
+                    )
+                })?,
+            };
+            let report = sweep(&root, None, &SystemProbe::new());
+            let mut body = with_header("sweep", encode(&report)?);
+            if let Value::Object(map) = &mut body {
+                map.insert("local_root".into(), json!(root));
+            }
+            print(&body)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
