@@ -15,8 +15,8 @@ pub struct Args {
     #[arg(long, default_value_t = 10)]
     top: usize,
     /// Window to aggregate: auto, none, annotation, cpu-steps or START_US:END_US.
-    #[arg(long, default_value = "none")]
-    window: String,
+    #[arg(long, default_value = "none", value_parser = window_mode)]
+    window: WindowMode,
     /// Print the kernlens.summary/1 JSON document.
     #[arg(long)]
     json: bool,
@@ -25,8 +25,8 @@ pub struct Args {
     strict: bool,
 }
 
-/// Maps a `--window` value onto the library's window mode.
-pub fn window_mode(spec: &str) -> Result<WindowMode, Failure> {
+/// Maps a `--window` value onto the library's window mode (a bad value is a usage error).
+pub fn window_mode(spec: &str) -> Result<WindowMode, String> {
     Ok(match spec {
         "none" => WindowMode::Full,
         "auto" => WindowMode::steady(StepSource::Auto),
@@ -34,7 +34,7 @@ pub fn window_mode(spec: &str) -> Result<WindowMode, Failure> {
         "cpu-steps" => WindowMode::steady(StepSource::CpuSteps),
         range => WindowMode::Explicit(
             TimeWindow::parse_us(range)
-                .map_err(|e| Failure::new(format!("invalid --window '{range}'"), e))?,
+                .map_err(|e| format!("{e}; or use auto, none, annotation, cpu-steps"))?,
         ),
     })
 }
@@ -42,7 +42,7 @@ pub fn window_mode(spec: &str) -> Result<WindowMode, Failure> {
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut opts = Options::default();
     opts.top_k = args.top;
-    opts.window = window_mode(&args.window)?;
+    opts.window = args.window;
     let source = TraceSource::open(&args.trace)
         .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
     let analysis = kernlens_trace::analyze(&source, &opts)
