@@ -211,6 +211,23 @@ pub(crate) fn copy_layout(
             if !walk.copy.is_excluded(&name, root_meta.is_dir()) {
                 walk.visit(root, &target, &name, &root_meta, false)?;
             }
+            for companion in &layout.companions {
+                let name = companion
+                    .file_name()
+                    .map(|n| n.as_bytes().to_vec())
+                    .unwrap_or_default();
+                let meta = std::fs::symlink_metadata(companion)
+                    .map_err(|e| PrepareError::io("stat", companion, e))?;
+                if !name.is_empty() && !walk.copy.is_excluded(&name, meta.is_dir()) {
+                    walk.visit(
+                        companion,
+                        &dest.join(OsString::from_vec(name.clone())),
+                        &name,
+                        &meta,
+                        false,
+                    )?;
+                }
+            }
         }
         LayoutMode::Directory | LayoutMode::Repo => {
             // The root's contents go flat into `dest`, which exists already.

@@ -33,6 +33,10 @@ pub struct Layout {
     pub kernel_rel: String,
     /// How the root was chosen.
     pub mode: LayoutMode,
+    /// Sibling directories the top package loads from at import time, copied beside it: the
+    /// `<name>.libs/` directory where repaired wheels (auditwheel) keep vendored shared libraries,
+    /// reached through a relative RPATH. Without it a copy of, say, numpy cannot import.
+    pub companions: Vec<PathBuf>,
     /// Warnings such as `source_outside_repo_hint`.
     pub warnings: Vec<String>,
 }
@@ -83,6 +87,7 @@ pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layou
                 layout_root: hint,
                 kernel_rel: rel,
                 mode: LayoutMode::Repo,
+                companions: Vec::new(),
                 warnings,
             });
         }
@@ -110,11 +115,22 @@ pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layou
             });
         };
         let kernel_rel = rel_string(&source, &layout_root).ok_or_else(missing)?;
+        let companions = top
+            .file_name()
+            .map(|name| {
+                let mut libs = name.to_os_string();
+                libs.push(".libs");
+                layout_root.join(libs)
+            })
+            .filter(|libs| std::fs::symlink_metadata(libs).is_ok_and(|m| m.is_dir()))
+            .into_iter()
+            .collect();
         return Ok(Layout {
             copy_root: top,
             layout_root,
             kernel_rel,
             mode: LayoutMode::Package,
+            companions,
             warnings,
         });
     }
@@ -124,6 +140,7 @@ pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layou
             layout_root: dir,
             kernel_rel: file_name.to_string_lossy().into_owned(),
             mode: LayoutMode::SingleFile,
+            companions: Vec::new(),
             warnings,
         });
     }
@@ -143,6 +160,7 @@ fn directory_layout(
         layout_root: dir.to_path_buf(),
         kernel_rel,
         mode: LayoutMode::Directory,
+        companions: Vec::new(),
         warnings,
     })
 }

@@ -455,3 +455,14 @@ fn copy_too_large_is_refused_and_leaves_nothing() {
     assert!(no_partials_under(tmp.path()));
     assert!(!tmp.path().join("local/s/k/worktree").exists());
 }
+
+#[test]
+fn a_repaired_wheels_libs_directory_travels_with_the_top_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sp = w8_site_packages(tmp.path());
+    write(&sp.join("aiter.libs/libvendored-1234.so"), b"\x7fELF");
+    write(&sp.join("torch.libs/libtorch_vendored.so"), b"\x7fELF");
+    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    assert!(ws.worktree.join("aiter.libs/libvendored-1234.so").is_file());
+    assert!(!ws.worktree.join("torch.libs").exists());
+}
