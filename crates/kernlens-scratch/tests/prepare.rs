@@ -466,3 +466,26 @@ fn a_repaired_wheels_libs_directory_travels_with_the_top_package() {
     assert!(ws.worktree.join("aiter.libs/libvendored-1234.so").is_file());
     assert!(!ws.worktree.join("torch.libs").exists());
 }
+
+#[test]
+fn t2_the_baseline_walk_never_enters_excluded_directories_nor_reads_excluded_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sp = w8_site_packages(tmp.path());
+    for i in 0..20 {
+        write(&sp.join(format!("aiter/jit/build/obj{i}.o")), b"\x00obj");
+        write(
+            &sp.join(format!("aiter/sub{i}/__pycache__/m.cpython-311.pyc")),
+            b"\x00",
+        );
+        write(&sp.join(format!("aiter/sub{i}/__init__.py")), "");
+        write(&sp.join(format!("aiter/sub{i}/ext{i}.so")), b"\x7fELF");
+    }
+    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let stats = ws.baseline_stats.clone().unwrap();
+    assert_eq!(stats.excluded_bytes_read, 0);
+    assert_eq!(stats.walk.excluded_dirs_entered, 0);
+    // jit/ and dist/ are pruned at the top; the copy already dropped __pycache__.
+    assert_eq!(stats.walk.excluded_dirs_pruned, 2);
+    assert_eq!(stats.walk.excluded_files_skipped, 20);
+    assert_eq!(stats.files_hashed, 3 + 20);
+}
