@@ -56,7 +56,7 @@ struct OpAcc {
 /// Orders rows by total descending, first-seen on ties, and keeps `top_k` (0 = all).
 fn rank<T>(mut rows: Vec<(i64, T)>, top_k: usize) -> Vec<T> {
     // A stable sort keeps first-seen order among equal totals.
-    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     if top_k > 0 {
         rows.truncate(top_k);
     }

@@ -39,10 +39,10 @@ pub(crate) fn rank_tag(name: &str) -> Option<u64> {
             while b.get(j).is_some_and(u8::is_ascii_digit) {
                 j += 1;
             }
-            if j > start {
-                if let Ok(r) = name[start..j].parse() {
-                    return Some(r);
-                }
+            if j > start
+                && let Ok(r) = name[start..j].parse()
+            {
+                return Some(r);
             }
         }
         i += 1;

@@ -45,6 +45,15 @@ pub(crate) fn length(segs: &[(i64, i64)]) -> i64 {
     segs.iter().map(|&(s, e)| e - s).sum()
 }
 
+/// One device's intervals and sums.
+#[derive(Default)]
+struct DeviceAcc {
+    kernels: Vec<(i64, i64)>,
+    copies: Vec<(i64, i64)>,
+    memcpy_sum: i64,
+    kernel_count: u64,
+}
+
 /// The interval of an event, clipped to the window when there is one.
 fn clipped(r: &GpuRec, window: Option<TimeWindow>) -> (i64, i64) {
     let end = r.ts.saturating_add(r.dur);
@@ -73,16 +82,15 @@ pub(crate) fn timeline(
     };
     let (mut comp, mut comm, mut copy) = (Vec::new(), Vec::new(), Vec::new());
     let (mut memcpy_sum, mut kernel_sum) = (0i64, 0i64);
-    let mut by_device: Map<Option<i64>, (Vec<(i64, i64)>, Vec<(i64, i64)>, i64, u64)> =
-        Map::default();
+    let mut by_device: Map<Option<i64>, DeviceAcc> = Map::default();
     for r in kept {
         let iv = clipped(r, window);
         let dev = by_device.entry(r.device).or_default();
         match r.kind {
             GpuKind::Kernel => {
                 kernel_sum = kernel_sum.saturating_add(r.dur);
-                dev.0.push(iv);
-                dev.3 += 1;
+                dev.kernels.push(iv);
+                dev.kernel_count += 1;
                 if is_comm(r.name) {
                     comm.push(iv)
                 } else {
@@ -91,8 +99,8 @@ pub(crate) fn timeline(
             }
             GpuKind::Memcpy => {
                 memcpy_sum = memcpy_sum.saturating_add(r.dur);
-                dev.1.push(iv);
-                dev.2 = dev.2.saturating_add(r.dur);
+                dev.copies.push(iv);
+                dev.memcpy_sum = dev.memcpy_sum.saturating_add(r.dur);
                 copy.push(iv);
             }
         }
@@ -118,9 +126,9 @@ pub(crate) fn timeline(
     devices.sort_by_key(|(d, _)| (d.is_none(), *d));
     let per_device = devices
         .into_iter()
-        .map(|(device, (k, m, msum, count))| {
-            let k = segments(k);
-            let both = merge(&k, &segments(m));
+        .map(|(device, acc)| {
+            let k = segments(acc.kernels);
+            let both = merge(&k, &segments(acc.copies));
             let dbusy = length(&both);
             DeviceTimeline {
                 device,
@@ -128,10 +136,10 @@ pub(crate) fn timeline(
                 busy_us: us(dbusy),
                 idle_us: us((total - dbusy).max(0)),
                 kernel_union_us: us(length(&k)),
-                memcpy_us: us(msum),
+                memcpy_us: us(acc.memcpy_sum),
                 idle_pct: pct((total - dbusy).max(0), total),
                 busy_pct: pct(dbusy, total),
-                kernel_count: count,
+                kernel_count: acc.kernel_count,
             }
         })
         .collect();
