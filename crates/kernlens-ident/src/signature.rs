@@ -97,9 +97,10 @@ fn bracket_partners(bytes: &[u8]) -> Vec<usize> {
         let b = bytes[i];
         if is_word_byte(b) {
             let end = word_end(bytes, i);
-            i = match operator_token_end(bytes, end) {
-                Some(op_end) if &bytes[i..end] == b"operator" => op_end,
-                _ => end,
+            i = if &bytes[i..end] == b"operator" {
+                operator_token_end(bytes, end).unwrap_or(end)
+            } else {
+                end
             };
             continue;
         }
@@ -283,10 +284,14 @@ fn last_top_level_space(text: &str) -> Option<usize> {
         if is_word_byte(b) {
             let end = word_end(bytes, i);
             // `operator<`, `operator bool` and `operator <` are one name.
-            i = match operator_token_end(bytes, end) {
-                Some(op_end) if &bytes[i..end] == b"operator" => op_end,
-                _ if &bytes[i..end] == b"operator" && bytes.get(end) == Some(&b' ') => end + 1,
-                _ => end,
+            i = if &bytes[i..end] != b"operator" {
+                end
+            } else if let Some(op_end) = operator_token_end(bytes, end) {
+                op_end
+            } else if bytes.get(end) == Some(&b' ') {
+                end + 1
+            } else {
+                end
             };
             continue;
         }
