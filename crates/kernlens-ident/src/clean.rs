@@ -271,6 +271,38 @@ fn strip_return_words(mut text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// `clean` without the settled-end shortcut: every step on every pass.
+    fn clean_reference(raw: &str) -> &str {
+        let mut text = raw.trim();
+        loop {
+            let before = text.len();
+            text = strip_decorations(text);
+            while let Some(shorter) = strip_truncation_marker(text) {
+                text = shorter;
+            }
+            text = strip_suffixes(text);
+            text = strip_return_words(text);
+            if text.len() == before {
+                return text;
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn settled_end_shortcut_changes_nothing(
+            parts in prop::collection::vec(prop::sample::select(&[
+                "a", "void ", "int ", "x->", "_Z3foo", "_Z", " ", ".", ".kd", ".cold", "...", "\u{2026}",
+                " (Synthetic Op)", " (a Op)", "(", ")", " [clone .cold]", "[", "]", "Op", "->", "b.isra.0",
+            ][..]), 0..16)
+        ) {
+            let raw = parts.concat();
+            prop_assert_eq!(clean(&raw).text, clean_reference(&raw));
+        }
+    }
 
     #[test]
     fn decorations_stop_at_operator_and_underscore_words() {
