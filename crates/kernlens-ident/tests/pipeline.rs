@@ -2,7 +2,9 @@
 //! every input, including where the key deliberately departs from the
 //! original system's quirks.
 
-use kernlens_ident::{DemangledBy, clean_name, is_mangled, keys, native_key, python_key};
+use kernlens_ident::{
+    DemangledBy, clean_name, demangle_full, is_mangled, keys, native_key, python_key,
+};
 
 #[track_caller]
 fn assert_keys(input: &str, python: &str, native: &str) {
@@ -185,11 +187,8 @@ fn i25_head_parser_reads_what_the_demangler_rejects() {
         input,
         "at::native::(anonymous namespace)::vectorized_layer_norm_kernel",
     );
-    let by = keys(input).demangled_by;
-    assert!(
-        matches!(by, DemangledBy::HeadParser | DemangledBy::Demangler),
-        "{by:?}"
-    );
+    assert_eq!(keys(input).demangled_by, DemangledBy::HeadParser);
+    assert_eq!(demangle_full(input), None);
 }
 
 #[test]
@@ -331,4 +330,14 @@ fn clean_name_keeps_templates_and_parameters() {
         "foo<int>(int)"
     );
     assert_eq!(clean_name("void a->b"), "b");
+}
+
+#[test]
+fn demangled_by_records_the_method() {
+    assert_eq!(
+        keys("_Z14rmsnorm_kernelPf").demangled_by,
+        DemangledBy::Demangler
+    );
+    assert_eq!(keys("rmsnorm_kernel").demangled_by, DemangledBy::None);
+    assert!(!keys("rmsnorm_kernel").mangled);
 }
