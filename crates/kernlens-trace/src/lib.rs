@@ -54,6 +54,7 @@ mod number;
 mod observe;
 mod options;
 mod overlap;
+mod ranks;
 mod read;
 mod report;
 mod rows;
@@ -69,6 +70,7 @@ pub use launch::LaunchRecord;
 pub use number::micros_text_to_ns;
 pub use observe::{EventObserver, ObservedEvent, TraceId};
 pub use options::{Limits, Options, StepSource, TimeWindow, WindowMode};
+pub use ranks::{BusySpread, FailedRank, RANKS_SCHEMA, RankEntry, RankReport, analyze_all_ranks};
 pub use report::{
     Attribution, Categories, ChunkProvenance, ChunkWindow, DeviceTimeline, GraphCoverage,
     KernelRow, LaunchApi, OpRow, Scope, SteadyWindow, StreamId, StreamOverlap, Timeline,

@@ -1,0 +1,111 @@
+//! Criterion benches of the trace reader (issue 3, trace.md §19).
+//!
+//! Inputs are generated at bench time by the trace scaler from the real
+//! `graph_many.json.gz` (GPU-heavy) and `eager.json.gz` (CPU-heavy) captures and cached
+//! under `target/bench-data/`; nothing multi-GB is committed. The size is
+//! `KERNLENS_BENCH_BYTES` (default 1 GB). Throughput is reported in bytes/s of
+//! uncompressed trace. Run: `cargo bench --bench summary`.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use kernlens_trace::{Options, TraceSource, analyze};
+
+fn shared(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/traces")
+        .join(name)
+}
+
+fn gunzip(path: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let file = File::open(path).unwrap_or_else(|e| panic!("bench input {}: {e}", path.display()));
+    flate2::read::MultiGzDecoder::new(file)
+        .read_to_end(&mut out)
+        .unwrap_or_else(|e| panic!("bench input {}: {e}", path.display()));
+    out
+}
+
+/// The scaled plain trace and its gzip twin, made once and cached.
+fn inputs(source: &str, target_bytes: u64) -> (PathBuf, PathBuf, u64) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let src = gunzip(&shared(source));
+    let copies = target_bytes.div_ceil(src.len() as u64).max(1);
+    let stem = source.trim_end_matches(".json.gz");
+    let plain = dir.join(format!("{stem}_x{copies}.json"));
+    let gz = dir.join(format!("{stem}_x{copies}.json.gz"));
+    if !plain.exists() {
+        let tmp = plain.with_extension("partial");
+        let mut w =
+            BufWriter::new(File::create(&tmp).unwrap_or_else(|e| panic!("{}: {e}", tmp.display())));
+        kernlens_xtask::scale(&src, &mut w, copies, 0).unwrap_or_else(|e| panic!("scale: {e}"));
+        w.flush().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::rename(&tmp, &plain).unwrap_or_else(|e| panic!("{e}"));
+    }
+    if !gz.exists() {
+        let tmp = gz.with_extension("partial");
+        let mut enc = flate2::write::GzEncoder::new(
+            BufWriter::new(File::create(&tmp).unwrap_or_else(|e| panic!("{}: {e}", tmp.display()))),
+            flate2::Compression::new(6),
+        );
+        let mut r = File::open(&plain).unwrap_or_else(|e| panic!("{e}"));
+        std::io::copy(&mut r, &mut enc).unwrap_or_else(|e| panic!("{e}"));
+        enc.finish()
+            .and_then(|mut w| w.flush())
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::rename(&tmp, &gz).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let size = std::fs::metadata(&plain).map(|m| m.len()).unwrap_or(0);
+    (plain, gz, size)
+}
+
+fn bench(c: &mut Criterion) {
+    let target: u64 = std::env::var("KERNLENS_BENCH_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000_000);
+    for source in ["graph_many.json.gz", "eager.json.gz"] {
+        let (plain, gz, size) = inputs(source, target);
+        let mut g = c.benchmark_group(format!("summary/{}", source.trim_end_matches(".json.gz")));
+        g.sample_size(10)
+            .measurement_time(Duration::from_secs(20))
+            .warm_up_time(Duration::from_secs(2));
+        g.throughput(Throughput::Bytes(size));
+        g.bench_function("plain_mmap", |b| {
+            b.iter(|| {
+                let s = TraceSource::open(&plain).unwrap_or_else(|e| panic!("{e}"));
+                analyze(&s, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
+            })
+        });
+        g.bench_function("gzip_stream", |b| {
+            b.iter(|| {
+                let s = TraceSource::open(&gz).unwrap_or_else(|e| panic!("{e}"));
+                analyze(&s, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
+            })
+        });
+        g.finish();
+    }
+    // The parsing core alone: the real 78 MB graph_many trace already in memory.
+    let buf = gunzip(&shared("graph_many.json.gz"));
+    let mut g = c.benchmark_group("parse_core");
+    g.sample_size(10)
+        .throughput(Throughput::Bytes(buf.len() as u64));
+    for threads in [1usize, 2] {
+        g.bench_function(format!("in_memory_threads_{threads}"), |b| {
+            b.iter(|| {
+                let mut o = Options::default();
+                o.threads = Some(threads);
+                analyze(&TraceSource::from_bytes("graph_many.json", buf.clone()), &o)
+                    .unwrap_or_else(|e| panic!("{e}"))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
