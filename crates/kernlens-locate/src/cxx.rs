@@ -1,0 +1,330 @@
+//! Definition checks for C, C++, CUDA and HIP text (§7): a `__global__`
+//! kernel definition (strength 2), a plain function definition (strength
+//! 1), or a mention (declarations, calls, macros, launches).
+
+use memchr::memmem;
+
+/// Words that make the text before a name a statement, not a declarator.
+const NOT_A_DECLARATOR: &[&[u8]] = &[
+    b"return",
+    b"else",
+    b"new",
+    b"delete",
+    b"case",
+    b"throw",
+    b"goto",
+    b"co_return",
+    b"co_yield",
+];
+
+/// Qualifiers that may follow a definition's parameter list.
+const TRAILING_QUALIFIERS: &[&[u8]] = &[b"const", b"noexcept", b"override", b"final", b"volatile"];
+
+/// How far after `__global__` the kernel's name may come (template heads and
+/// launch bounds included).
+const GLOBAL_WINDOW: usize = 4096;
+
+/// The text with `//` and `/* */` comments replaced by spaces (newlines
+/// kept, so offsets and lines are unchanged). String and character literals
+/// are skipped so `"//"` is not a comment.
+pub(crate) fn blank_comments(src: &[u8]) -> Vec<u8> {
+    let mut out = src.to_vec();
+    let mut i = 0;
+    while i < src.len() {
+        match src[i] {
+            b'/' if src.get(i + 1) == Some(&b'/') => {
+                while i < src.len() && src[i] != b'\n' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+            }
+            b'/' if src.get(i + 1) == Some(&b'*') => {
+                out[i] = b' ';
+                out[i + 1] = b' ';
+                i += 2;
+                while i < src.len() && !(src[i] == b'*' && src.get(i + 1) == Some(&b'/')) {
+                    if src[i] != b'\n' {
+                        out[i] = b' ';
+                    }
+                    i += 1;
+                }
+                if i < src.len() {
+                    out[i] = b' ';
+                    if i + 1 < src.len() {
+                        out[i + 1] = b' ';
+                    }
+                    i += 2;
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < src.len() && src[i] != b'"' && src[i] != b'\n' {
+                    i += if src[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            // A quote after a digit is a C++14 digit separator, not a char literal.
+            b'\'' if i == 0 || !src[i - 1].is_ascii_alphanumeric() => {
+                i += 1;
+                while i < src.len() && src[i] != b'\'' && src[i] != b'\n' {
+                    i += if src[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Offsets where `word` occurs as a whole word.
+pub(crate) fn whole_word_offsets(text: &[u8], word: &[u8]) -> Vec<usize> {
+    if word.is_empty() {
+        return Vec::new();
+    }
+    memmem::find_iter(text, word)
+        .filter(|&o| {
+            let before_ok = o == 0 || !is_ident_byte(text[o - 1]) || !is_ident_byte(word[0]);
+            let end = o + word.len();
+            let after_ok = end >= text.len()
+                || !is_ident_byte(text[end])
+                || !word.last().is_some_and(|&b| is_ident_byte(b));
+            before_ok && after_ok
+        })
+        .collect()
+}
+
+fn skip_ws(text: &[u8], mut i: usize) -> usize {
+    while i < text.len() && text[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// Index after the bracket group opened at `i` (`open` at `text[i]`).
+/// Parentheses inside angle brackets are opaque; `->` never closes `<`.
+fn match_group(text: &[u8], i: usize, open: u8, close: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = i;
+    while j < text.len() {
+        let c = text[j];
+        if c == open {
+            depth += 1;
+        } else if c == close && !(close == b'>' && j > 0 && text[j - 1] == b'-') {
+            depth -= 1;
+            if depth == 0 {
+                return Some(j + 1);
+            }
+        } else if open == b'<' && c == b'(' {
+            j = match_group(text, j, b'(', b')')?;
+            continue;
+        } else if open == b'<' && (c == b';' || c == b'{') {
+            return None;
+        }
+        j += 1;
+    }
+    None
+}
+
+/// After the name: optional `<…>`, then `(`; returns the index after the
+/// matching `)`.
+fn params_after_name(text: &[u8], end: usize) -> Option<usize> {
+    let mut i = skip_ws(text, end);
+    if text.get(i) == Some(&b'<') {
+        i = skip_ws(text, match_group(text, i, b'<', b'>')?);
+    }
+    if text.get(i) != Some(&b'(') {
+        return None;
+    }
+    match_group(text, i, b'(', b')')
+}
+
+/// What follows a parameter list: `Some(true)` for a body `{`, `Some(false)`
+/// for a `;` (declaration), `None` otherwise.
+fn body_follows(text: &[u8], after_params: usize) -> Option<bool> {
+    let mut i = skip_ws(text, after_params);
+    loop {
+        match text.get(i) {
+            Some(b'{') => return Some(true),
+            Some(b';') => return Some(false),
+            Some(b'&') => i = skip_ws(text, i + 1),
+            Some(b'-') if text.get(i + 1) == Some(&b'>') => {
+                // Trailing return type: up to the body or the `;`.
+                let mut j = i + 2;
+                while j < text.len() && text[j] != b'{' && text[j] != b';' {
+                    j += 1;
+                }
+                i = j;
+            }
+            Some(b':') if text.get(i + 1) != Some(&b':') => {
+                // Constructor initialiser list: the body is the first `{` at depth 0
+                // that is not a member's brace initialiser (best effort).
+                let mut j = i + 1;
+                while j < text.len() && text[j] != b'{' && text[j] != b';' {
+                    j += 1;
+                }
+                return match text.get(j) {
+                    Some(b'{') => Some(true),
+                    _ => Some(false),
+                };
+            }
+            Some(c) if is_ident_byte(*c) => {
+                let start = i;
+                while i < text.len() && is_ident_byte(text[i]) {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                if !TRAILING_QUALIFIERS.contains(&word) && word != b"__attribute__" {
+                    return None;
+                }
+                i = skip_ws(text, i);
+                if text.get(i) == Some(&b'(') {
+                    i = skip_ws(text, match_group(text, i, b'(', b')')?);
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The text before a name is a declarator head: identifiers, `::`, `<…>`,
+/// `*`, `&`, whitespace, `__attribute__((…))`, `[[…]]`, and no statement word.
+fn is_declarator_head(head: &[u8]) -> bool {
+    let mut i = 0;
+    let mut saw_token = false;
+    while i < head.len() {
+        let c = head[i];
+        if c.is_ascii_whitespace() || c == b'*' || c == b'&' {
+            i += 1;
+        } else if c == b':' && head.get(i + 1) == Some(&b':') {
+            i += 2;
+        } else if c == b'<' {
+            match match_group(head, i, b'<', b'>') {
+                Some(j) => i = j,
+                None => return false,
+            }
+        } else if c == b'[' && head.get(i + 1) == Some(&b'[') {
+            match memmem::find(&head[i..], b"]]") {
+                Some(j) => i += j + 2,
+                None => return false,
+            }
+        } else if is_ident_byte(c) {
+            let start = i;
+            while i < head.len() && is_ident_byte(head[i]) {
+                i += 1;
+            }
+            let word = &head[start..i];
+            if NOT_A_DECLARATOR.contains(&word) {
+                return false;
+            }
+            saw_token = true;
+            if word == b"__attribute__" {
+                let j = skip_ws(head, i);
+                if head.get(j) == Some(&b'(') {
+                    match match_group(head, j, b'(', b')') {
+                        Some(k) => i = k,
+                        None => return false,
+                    }
+                }
+            }
+        } else {
+            return false;
+        }
+    }
+    saw_token
+}
+
+/// One definition or mention of a spelling in native text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NativeHit {
+    /// 2 for a `__global__` definition, 1 for a plain definition, 0 for a mention.
+    pub strength: u8,
+    /// Byte offset of the name.
+    pub offset: usize,
+}
+
+/// The strongest hit of `spelling` in comment-blanked text (the first at
+/// that strength), or `None` when it does not occur as a whole word.
+pub(crate) fn native_hit(blanked: &[u8], globals: &[usize], spelling: &str) -> Option<NativeHit> {
+    let word = spelling.as_bytes();
+    let offsets = whole_word_offsets(blanked, word);
+    let first = *offsets.first()?;
+    let mut best = NativeHit {
+        strength: 0,
+        offset: first,
+    };
+    for &o in &offsets {
+        let s = strength_at(blanked, globals, o, word.len());
+        if s > best.strength {
+            best = NativeHit {
+                strength: s,
+                offset: o,
+            };
+            if s == 2 {
+                break;
+            }
+        }
+    }
+    Some(best)
+}
+
+fn strength_at(text: &[u8], globals: &[usize], o: usize, len: usize) -> u8 {
+    let end = o + len;
+    let Some(after_params) = params_after_name(text, end) else {
+        return 0;
+    };
+    let body = body_follows(text, after_params);
+    if body != Some(true) {
+        return 0;
+    }
+    // Kernel: a `__global__` before the name with no `;` or `{` in between.
+    let kernel =
+        globals.iter().rev().filter(|&&g| g < o).take(1).any(|&g| {
+            o - g <= GLOBAL_WINDOW && !text[g..o].iter().any(|&b| b == b';' || b == b'{')
+        });
+    if kernel {
+        return 2;
+    }
+    // Plain definition: the text before the name on its line, or the previous
+    // non-blank line when its own has none, is a declarator head.
+    let line_start = text[..o]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let own = &text[line_start..o];
+    if text[line_start..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'#') {
+        return 0;
+    }
+    let head: &[u8] = if own.iter().all(u8::is_ascii_whitespace) {
+        let mut e = line_start;
+        loop {
+            if e == 0 {
+                break &[];
+            }
+            let s = text[..e - 1]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            let line = &text[s..e - 1];
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'#') {
+                    break &[];
+                }
+                break line;
+            }
+            e = s;
+        }
+    } else {
+        own
+    };
+    u8::from(is_declarator_head(head))
+}
+
+/// Offsets of every `__global__` token.
+pub(crate) fn global_offsets(blanked: &[u8]) -> Vec<usize> {
+    whole_word_offsets(blanked, b"__global__")
+}

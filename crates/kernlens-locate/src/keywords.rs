@@ -1,0 +1,308 @@
+//! Keyword plans (§6): which literal strings each pass searches for a name.
+
+use kernlens_ident::{DemangledBy, RETURN_TYPE_WORDS, clean_name, is_runtime_api_name, keys};
+use serde::Serialize;
+
+/// Namespaces and framework words that occur everywhere in kernel trees, so
+/// searching for them alone finds nothing useful (`aiter` matches every
+/// aiter file).
+pub const NAMESPACE_BLOCKLIST: &[&str] = &[
+    "aiter",
+    "sglang",
+    "vllm",
+    "torch",
+    "ck_tile",
+    "ck",
+    "pybind",
+    "RankData",
+    "RankSignals",
+    "Signal",
+    "module",
+    "namespace",
+    "at",
+    "native",
+    "std",
+    "c10",
+    "cuda",
+    "hip",
+    "detail",
+    "impl",
+];
+
+/// Type words besides ident's return-type words that are never a kernel's name.
+const EXTRA_TYPE_WORDS: &[&str] = &["string"];
+
+const MAX_PRIMARY: usize = 3;
+const MAX_SUBWINDOWS: usize = 6;
+const MAX_PREFIXES: usize = 8;
+const MIN_PRIMARY_CHARS: usize = 5;
+const MIN_WINDOW_CHARS: usize = 6;
+
+/// Why a name is not searched at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Refusal {
+    /// A launch API (`hipGraphLaunch`, `cudaLaunchKernel`), not a kernel.
+    RuntimeApiName,
+    /// A memory copy or set row.
+    NotAKernel,
+    /// No keyword survived the filters.
+    NoSearchableKeyword,
+}
+
+impl Refusal {
+    /// The stable reason code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::RuntimeApiName => "runtime_api_name",
+            Refusal::NotAKernel => "not_a_kernel",
+            Refusal::NoSearchableKeyword => "no_searchable_keyword",
+        }
+    }
+}
+
+/// The keywords of the three passes for one name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct KeywordPlan {
+    /// The name as given.
+    pub name: String,
+    /// The base name (§6.2), the symbol the passes are built from.
+    pub base: String,
+    /// Primary keywords, at most 3, in the order tried.
+    pub primary: Vec<String>,
+    /// Sub-window keywords (leading segments dropped), at most 6, longest first.
+    pub subwindows: Vec<String>,
+    /// Leading-prefix keywords (trailing segments dropped), at most 8,
+    /// the shortest kept and tried longest first.
+    pub prefixes: Vec<String>,
+    /// Set when the name is not searched.
+    pub refusal: Option<Refusal>,
+}
+
+impl KeywordPlan {
+    /// Every keyword of every pass, in the order the passes try them
+    /// (duplicates kept; the driver skips repeats).
+    pub fn all(&self) -> impl Iterator<Item = &str> {
+        self.primary
+            .iter()
+            .chain(&self.subwindows)
+            .chain(&self.prefixes)
+            .map(String::as_str)
+    }
+}
+
+/// The keyword plan for a kernel name as a trace spells it.
+pub fn keywords_for(name: &str) -> KeywordPlan {
+    let mut plan = KeywordPlan {
+        name: name.to_owned(),
+        base: String::new(),
+        primary: Vec::new(),
+        subwindows: Vec::new(),
+        prefixes: Vec::new(),
+        refusal: None,
+    };
+    if is_runtime_api_name(name) {
+        plan.refusal = Some(Refusal::RuntimeApiName);
+        return plan;
+    }
+    let cleaned = clean_name(name);
+    if cleaned.starts_with("Memcpy ") || cleaned.starts_with("Memset ") {
+        plan.refusal = Some(Refusal::NotAKernel);
+        return plan;
+    }
+    let k = keys(name);
+    let raw_candidates: Vec<String>;
+    if k.mangled && k.demangled_by == DemangledBy::None {
+        // Neither demangler read it: every length-prefixed identifier is a
+        // candidate, most `_` first, then longest.
+        let mut tokens = filter_tokens(lenient_identifiers(&k.native));
+        tokens.sort_by(|a, b| {
+            underscores(b)
+                .cmp(&underscores(a))
+                .then(b.len().cmp(&a.len()))
+        });
+        tokens.truncate(MAX_PRIMARY);
+        plan.base = tokens.first().cloned().unwrap_or_default();
+        raw_candidates = tokens;
+    } else {
+        let (base, qualifier) = base_and_qualifier(&k.native);
+        plan.base = base.to_owned();
+        let mut tokens = Vec::new();
+        if let Some(q) = qualifier.filter(|q| q.starts_with(|c: char| c.is_ascii_uppercase())) {
+            tokens.push(format!("{q}::{base}"));
+        }
+        tokens.push(base.to_owned());
+        let mut tokens = filter_tokens(tokens);
+        tokens.truncate(MAX_PRIMARY);
+        raw_candidates = tokens;
+    }
+    plan.primary = raw_candidates;
+    plan.subwindows = subwindows(&plan.base);
+    plan.prefixes = prefixes(&plan.base);
+    if plan.primary.is_empty() && plan.subwindows.is_empty() && plan.prefixes.is_empty() {
+        plan.refusal = Some(Refusal::NoSearchableKeyword);
+    }
+    plan
+}
+
+fn underscores(s: &str) -> usize {
+    s.bytes().filter(|&b| b == b'_').count()
+}
+
+/// The §6.3 filters, in order.
+fn filter_tokens(tokens: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tokens {
+        let t = t.trim_end_matches('_');
+        if t.is_empty() || out.iter().any(|o| o == t) {
+            continue;
+        }
+        if RETURN_TYPE_WORDS.contains(&t) || EXTRA_TYPE_WORDS.contains(&t) {
+            continue;
+        }
+        if t.chars().count() < MIN_PRIMARY_CHARS || NAMESPACE_BLOCKLIST.contains(&t) {
+            continue;
+        }
+        out.push(t.to_owned());
+    }
+    out
+}
+
+/// Splits a native key at top-level `::` and returns the base name and the
+/// plain-identifier qualifier before it (§6.2).
+pub(crate) fn base_and_qualifier(key: &str) -> (&str, Option<&str>) {
+    let comps = top_level_components(key);
+    let Some(idx) = comps
+        .iter()
+        .rposition(|c| !(c.starts_with("operator") || c.starts_with('{') || c.starts_with('(')))
+    else {
+        return (key.split_whitespace().next().unwrap_or(key), None);
+    };
+    let comp = comps[idx];
+    let base = comp.split(char::is_whitespace).next().unwrap_or(comp);
+    let qualifier = idx
+        .checked_sub(1)
+        .map(|i| comps[i])
+        .filter(|q| is_identifier(q));
+    (base, qualifier)
+}
+
+fn top_level_components(key: &str) -> Vec<&str> {
+    let bytes = key.as_bytes();
+    let mut depth = 0usize;
+    let mut start = 0;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' | b')' | b']' => depth = depth.saturating_sub(1),
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => {
+                out.push(&key[start..i]);
+                start = i + 2;
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(&key[start..]);
+    out
+}
+
+pub(crate) fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Every `<length><identifier>` that can be read from a mangled text.
+fn lenient_identifiers(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit()
+            && bytes[i] != b'0'
+            && (i == 0 || !bytes[i - 1].is_ascii_digit())
+        {
+            let mut j = i;
+            let mut n = 0usize;
+            while j < bytes.len() && bytes[j].is_ascii_digit() && n < 100_000 {
+                n = n * 10 + usize::from(bytes[j] - b'0');
+                j += 1;
+            }
+            let end = j.saturating_add(n);
+            if end <= bytes.len()
+                && bytes[j..end]
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                && bytes.get(j).is_some_and(|b| !b.is_ascii_digit())
+            {
+                out.push(text[j..end].to_owned());
+                i = end;
+                continue;
+            }
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn segments(s: &str) -> Vec<&str> {
+    s.split('_').filter(|p| !p.is_empty()).collect()
+}
+
+fn keep_window(w: &str) -> bool {
+    w.chars().count() >= MIN_WINDOW_CHARS && !w.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// §6.4: windows that drop leading segments, longest first.
+fn subwindows(base: &str) -> Vec<String> {
+    let trimmed = match base.rfind('_') {
+        Some(i) if i + 1 < base.len() && base[i + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+            &base[..i]
+        }
+        _ => base,
+    };
+    let segs = segments(trimmed);
+    if segs.len() < 3 {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for start in 0..segs.len() - 1 {
+        let w = segs[start..].join("_");
+        if keep_window(&w) && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    out.truncate(MAX_SUBWINDOWS);
+    out
+}
+
+/// §6.5: prefixes that drop trailing segments; the 8 shortest, longest first.
+fn prefixes(base: &str) -> Vec<String> {
+    let segs = segments(base);
+    if segs.len() < 3 {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = (2..segs.len())
+        .rev()
+        .map(|n| segs[..n].join("_"))
+        .filter(|p| keep_window(p))
+        .collect();
+    out.dedup();
+    // Longest first already; keep the shortest MAX_PREFIXES.
+    if out.len() > MAX_PREFIXES {
+        out.drain(..out.len() - MAX_PREFIXES);
+    }
+    out
+}

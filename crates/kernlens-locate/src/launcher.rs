@@ -1,0 +1,486 @@
+//! Launcher evidence (§10): the Python frame that launched each kernel,
+//! from a `with_stack` trace's kernel, launch and `python_function` events.
+//! This module never parses JSON; events come from the trace crate's
+//! observer (feature `trace`) or any other source through [`LauncherIndex::from_events`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// Frame paths under these prefixes are runtime machinery, not the code that
+/// chose the kernel. All of `triton/` (not only `triton/runtime/`): in the
+/// eager fixture the frame below user code is `triton/backends/nvidia/driver.py`.
+pub const DEFAULT_SKIP_PREFIXES: &[&str] = &["triton/", "torch/", "aiter/jit/", "flydsl/compiler/"];
+
+/// Launches examined per kernel name.
+pub const DEFAULT_MAX_LAUNCHES: usize = 256;
+
+/// Kernel correlations remembered per name before graph launches are
+/// filtered out (bounds memory on huge traces).
+const MAX_REMEMBERED: usize = 4096;
+
+/// How the index is built.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LauncherOptions {
+    /// Path prefixes whose frames are skipped.
+    pub skip_prefixes: Vec<String>,
+    /// Launches examined per kernel name.
+    pub max_launches: usize,
+}
+
+impl Default for LauncherOptions {
+    fn default() -> Self {
+        LauncherOptions {
+            skip_prefixes: DEFAULT_SKIP_PREFIXES
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            max_launches: DEFAULT_MAX_LAUNCHES,
+        }
+    }
+}
+
+/// A `pid` or `tid` of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EventId<'a> {
+    /// An integer id.
+    Int(i64),
+    /// A string id.
+    Str(&'a str),
+    /// Absent.
+    Null,
+}
+
+/// One trace event the index needs: a kernel, a launch (`cuda_runtime`,
+/// `cuda_driver`) or a `python_function` frame.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct LauncherEvent<'a> {
+    /// The event category.
+    pub cat: &'a str,
+    /// The event name.
+    pub name: &'a str,
+    /// Process id.
+    pub pid: EventId<'a>,
+    /// Thread id.
+    pub tid: EventId<'a>,
+    /// Start, ns.
+    pub ts_ns: i64,
+    /// Duration, ns.
+    pub dur_ns: i64,
+    /// `args.correlation`.
+    pub correlation: Option<i64>,
+}
+
+impl<'a> LauncherEvent<'a> {
+    /// An event from its fields.
+    pub fn new(
+        cat: &'a str,
+        name: &'a str,
+        pid: EventId<'a>,
+        tid: EventId<'a>,
+        ts_ns: i64,
+        dur_ns: i64,
+        correlation: Option<i64>,
+    ) -> Self {
+        LauncherEvent {
+            cat,
+            name,
+            pid,
+            tid,
+            ts_ns,
+            dur_ns,
+            correlation,
+        }
+    }
+}
+
+/// The launcher of one kernel name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Launcher {
+    /// The frame's path as the trace records it.
+    pub path: String,
+    /// The frame's line.
+    pub line: usize,
+    /// The frame's function.
+    pub function: String,
+    /// Launches examined.
+    pub launches: usize,
+    /// Distinct frames chosen across those launches.
+    pub distinct_frames: usize,
+}
+
+/// Launchers by kernel name.
+#[derive(Debug, Clone, Default)]
+pub struct LauncherIndex {
+    by_name: HashMap<String, Launcher>,
+    by_key: HashMap<String, String>,
+}
+
+impl LauncherIndex {
+    /// Builds the index from events in file order.
+    pub fn from_events<'a>(
+        events: impl IntoIterator<Item = LauncherEvent<'a>>,
+        opts: &LauncherOptions,
+    ) -> LauncherIndex {
+        let mut b = LauncherIndexBuilder::new(opts.clone());
+        for e in events {
+            b.observe(&e);
+        }
+        b.finish()
+    }
+
+    /// Reads a trace once for its launcher evidence.
+    #[cfg(feature = "trace")]
+    pub fn from_trace(
+        source: &kernlens_trace::TraceSource,
+        opts: &LauncherOptions,
+    ) -> Result<LauncherIndex, crate::LocateError> {
+        let mut b = LauncherIndexBuilder::new(opts.clone());
+        kernlens_trace::analyze_observed(source, &kernlens_trace::Options::default(), &mut b)
+            .map_err(|e| crate::LocateError::Trace {
+                trace: format!("{source:?}"),
+                message: e.to_string(),
+            })?;
+        Ok(b.finish())
+    }
+
+    /// The launcher of a kernel name: by the exact trace name, else by its
+    /// identity key (so a decorated spelling finds the plain one).
+    pub fn get(&self, name: &str) -> Option<&Launcher> {
+        self.by_name.get(name).or_else(|| {
+            self.by_key
+                .get(&kernlens_ident::python_key(name))
+                .and_then(|n| self.by_name.get(n))
+        })
+    }
+
+    /// Number of kernel names with a launcher.
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    /// True when no kernel has a launcher (a trace without stacks).
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+
+    /// Every (kernel name, launcher), sorted by name.
+    pub fn entries(&self) -> Vec<(&str, &Launcher)> {
+        let mut v: Vec<(&str, &Launcher)> =
+            self.by_name.iter().map(|(k, l)| (k.as_str(), l)).collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum OwnedId {
+    Int(i64),
+    Str(Box<str>),
+    Null,
+}
+
+impl From<EventId<'_>> for OwnedId {
+    fn from(id: EventId<'_>) -> Self {
+        match id {
+            EventId::Int(i) => OwnedId::Int(i),
+            EventId::Str(s) => OwnedId::Str(s.into()),
+            EventId::Null => OwnedId::Null,
+        }
+    }
+}
+
+type ThreadKey = (OwnedId, OwnedId);
+
+struct Frame {
+    ts: i64,
+    end: i64,
+    frame: u32,
+    parent: u32,
+}
+
+struct Launch {
+    thread: ThreadKey,
+    ts: i64,
+    end: i64,
+    graph: bool,
+}
+
+/// Collects events one at a time (e.g. from the trace reader's observer)
+/// and builds a [`LauncherIndex`].
+pub struct LauncherIndexBuilder {
+    opts: LauncherOptions,
+    frames: HashMap<ThreadKey, Vec<Frame>>,
+    frame_names: Vec<(String, usize, String)>,
+    frame_ids: HashMap<String, u32>,
+    launches: HashMap<i64, Launch>,
+    kernels: Vec<(String, Vec<i64>)>,
+    kernel_ids: HashMap<String, usize>,
+}
+
+impl std::fmt::Debug for LauncherIndexBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LauncherIndexBuilder")
+            .field("frames", &self.frame_names.len())
+            .field("launches", &self.launches.len())
+            .field("kernels", &self.kernels.len())
+            .finish()
+    }
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+impl LauncherIndexBuilder {
+    /// An empty builder.
+    pub fn new(opts: LauncherOptions) -> Self {
+        LauncherIndexBuilder {
+            opts,
+            frames: HashMap::new(),
+            frame_names: Vec::new(),
+            frame_ids: HashMap::new(),
+            launches: HashMap::new(),
+            kernels: Vec::new(),
+            kernel_ids: HashMap::new(),
+        }
+    }
+
+    /// Takes one event; events of other categories are ignored.
+    pub fn observe(&mut self, e: &LauncherEvent<'_>) {
+        let end = e.ts_ns.saturating_add(e.dur_ns.max(0));
+        match e.cat {
+            "python_function" => {
+                let Some((path, line, function)) = parse_frame(e.name) else {
+                    return;
+                };
+                if self.skipped(path) {
+                    return;
+                }
+                let id = match self.frame_ids.get(e.name) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.frame_names.len() as u32;
+                        self.frame_names
+                            .push((path.to_owned(), line, function.to_owned()));
+                        self.frame_ids.insert(e.name.to_owned(), id);
+                        id
+                    }
+                };
+                self.frames
+                    .entry((e.pid.into(), e.tid.into()))
+                    .or_default()
+                    .push(Frame {
+                        ts: e.ts_ns,
+                        end,
+                        frame: id,
+                        parent: NO_PARENT,
+                    });
+            }
+            "cuda_runtime" | "cuda_driver" => {
+                if let Some(c) = e.correlation {
+                    self.launches.insert(
+                        c,
+                        Launch {
+                            thread: (e.pid.into(), e.tid.into()),
+                            ts: e.ts_ns,
+                            end,
+                            graph: e.name.contains("GraphLaunch"),
+                        },
+                    );
+                }
+            }
+            "kernel" => {
+                if let Some(c) = e.correlation {
+                    let idx = match self.kernel_ids.get(e.name) {
+                        Some(&i) => i,
+                        None => {
+                            self.kernels.push((e.name.to_owned(), Vec::new()));
+                            self.kernel_ids
+                                .insert(e.name.to_owned(), self.kernels.len() - 1);
+                            self.kernels.len() - 1
+                        }
+                    };
+                    let list = &mut self.kernels[idx].1;
+                    if list.len() < MAX_REMEMBERED {
+                        list.push(c);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn skipped(&self, path: &str) -> bool {
+        self.opts.skip_prefixes.iter().any(|p| {
+            path.starts_with(p.as_str())
+                || path.contains(&format!("/site-packages/{p}"))
+                || path.contains(&format!("/dist-packages/{p}"))
+        })
+    }
+
+    /// Resolves every kernel's launcher.
+    pub fn finish(mut self) -> LauncherIndex {
+        for frames in self.frames.values_mut() {
+            frames.sort_by(|a, b| a.ts.cmp(&b.ts).then(b.end.cmp(&a.end)));
+            let mut stack: Vec<u32> = Vec::new();
+            for i in 0..frames.len() {
+                while let Some(&top) = stack.last() {
+                    let t = &frames[top as usize];
+                    if t.end >= frames[i].end && t.ts <= frames[i].ts {
+                        break;
+                    }
+                    stack.pop();
+                }
+                frames[i].parent = stack.last().copied().unwrap_or(NO_PARENT);
+                stack.push(i as u32);
+            }
+        }
+        let mut index = LauncherIndex::default();
+        for (name, correlations) in &self.kernels {
+            let mut examined = 0usize;
+            // frame id → (count, first position)
+            let mut chosen: HashMap<u32, (usize, usize)> = HashMap::new();
+            for c in correlations {
+                if examined >= self.opts.max_launches {
+                    break;
+                }
+                let Some(launch) = self.launches.get(c) else {
+                    continue;
+                };
+                if launch.graph {
+                    continue;
+                }
+                examined += 1;
+                if let Some(frame) = self.enclosing(launch) {
+                    let n = chosen.len();
+                    chosen.entry(frame).or_insert((0, n)).0 += 1;
+                }
+            }
+            let best = chosen
+                .iter()
+                .max_by(|a, b| a.1.0.cmp(&b.1.0).then(b.1.1.cmp(&a.1.1)));
+            if let Some((&frame, _)) = best {
+                let (path, line, function) = &self.frame_names[frame as usize];
+                index.by_name.insert(
+                    name.clone(),
+                    Launcher {
+                        path: path.clone(),
+                        line: *line,
+                        function: function.clone(),
+                        launches: examined,
+                        distinct_frames: chosen.len(),
+                    },
+                );
+                index
+                    .by_key
+                    .entry(kernlens_ident::python_key(name))
+                    .or_insert_with(|| name.clone());
+            }
+        }
+        index
+    }
+
+    /// The innermost kept frame on the launch's thread that encloses it.
+    fn enclosing(&self, launch: &Launch) -> Option<u32> {
+        let frames = self.frames.get(&launch.thread)?;
+        let pos = frames.partition_point(|f| f.ts <= launch.ts);
+        let mut i = pos.checked_sub(1)? as u32;
+        loop {
+            let f = &frames[i as usize];
+            if f.ts <= launch.ts && f.end >= launch.end {
+                return Some(f.frame);
+            }
+            if f.parent == NO_PARENT {
+                return None;
+            }
+            i = f.parent;
+        }
+    }
+}
+
+#[cfg(feature = "trace")]
+impl kernlens_trace::EventObserver for LauncherIndexBuilder {
+    fn observe(&mut self, e: &kernlens_trace::ObservedEvent<'_>) {
+        fn id(t: kernlens_trace::TraceId<'_>) -> EventId<'_> {
+            match t {
+                kernlens_trace::TraceId::Int(i) => EventId::Int(i),
+                kernlens_trace::TraceId::Str(s) => EventId::Str(s),
+                _ => EventId::Null,
+            }
+        }
+        let ev = LauncherEvent::new(
+            e.cat,
+            e.name,
+            id(e.pid),
+            id(e.tid),
+            e.ts_ns,
+            e.dur_ns,
+            e.correlation,
+        );
+        LauncherIndexBuilder::observe(self, &ev);
+    }
+}
+
+/// `<path>(<line>): <function>`, not starting with `<` and not an
+/// `nn.Module: …` frame.
+pub(crate) fn parse_frame(name: &str) -> Option<(&str, usize, &str)> {
+    if name.starts_with('<') || name.starts_with("nn.Module:") {
+        return None;
+    }
+    let bytes = name.as_bytes();
+    let mut from = 0;
+    while let Some(rel) = name[from..].find('(') {
+        let open = from + rel;
+        let digits_end = bytes[open + 1..]
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .map(|p| open + 1 + p)?;
+        if digits_end > open + 1 && name[digits_end..].starts_with("): ") && open > 0 {
+            let line = name[open + 1..digits_end].parse().ok()?;
+            return Some((&name[..open], line, &name[digits_end + 3..]));
+        }
+        from = open + 1;
+    }
+    None
+}
+
+/// Resolves a frame path against the roots (§10.3).
+pub(crate) fn resolve_frame_path(frame: &str, roots: &[PathBuf]) -> Option<PathBuf> {
+    let p = Path::new(frame);
+    if p.is_relative() {
+        let first = p.components().next()?.as_os_str().to_owned();
+        for r in roots {
+            if r.file_name() == Some(first.as_os_str())
+                && let Some(parent) = r.parent()
+            {
+                let c = parent.join(p);
+                if c.is_file() {
+                    return Some(c);
+                }
+            }
+            let c = r.join(p);
+            if c.is_file() {
+                return Some(c);
+            }
+        }
+        return None;
+    }
+    if p.is_file() {
+        return Some(p.to_path_buf());
+    }
+    for r in roots {
+        let Some(base) = r.file_name() else { continue };
+        let marker = format!("/{}/", base.to_string_lossy());
+        if let Some(i) = frame.find(&marker) {
+            let c = r.join(&frame[i + marker.len()..]);
+            if c.is_file() {
+                return Some(c);
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,395 @@
+//! The line-and-indent Python scanner (§9.3). It finds `def`s with their
+//! decorators, column-0 assignments and string literals without a parser:
+//! it survives syntax it does not know, and a misread string costs one line.
+
+use serde::Serialize;
+
+/// One `def` or `async def`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct PyDef {
+    /// The function name.
+    pub name: String,
+    /// 1-based line of the `def` keyword.
+    pub line: usize,
+    /// Columns of indentation.
+    pub indent: usize,
+    /// 1-based last line of the body (the last logical line indented deeper).
+    pub end_line: usize,
+    /// The decorators' dotted names, in source order.
+    pub decorators: Vec<String>,
+    /// Decorated with `@triton.jit`, `@triton.autotune`, `@triton.heuristics`
+    /// or an equivalent (`@jit` after `from triton import jit`).
+    pub triton: bool,
+    /// Decorated with `@flyc.kernel` or `@flyc.jit`.
+    pub flydsl: bool,
+}
+
+/// A module-level (column 0) assignment `name = …` or `name: T = …`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct PyAssign {
+    /// The assigned name.
+    pub name: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
+/// A string literal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct PyString {
+    /// 1-based line where the literal starts.
+    pub line: usize,
+    /// Byte range of the literal's text (between the quotes).
+    pub start: usize,
+    /// End of the text (exclusive).
+    pub end: usize,
+    /// Has an `f`/`F` prefix (alone or with `r`).
+    pub fstring: bool,
+    /// Followed by `.format(`, `%` or `+`: its text is a template that code fills in.
+    pub filled_after: bool,
+}
+
+/// What the scanner found in one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct PySymbols {
+    /// Every def, in source order.
+    pub defs: Vec<PyDef>,
+    /// Column-0 assignments, in source order.
+    pub assignments: Vec<PyAssign>,
+    /// String literals, in source order.
+    pub strings: Vec<PyString>,
+}
+
+impl PySymbols {
+    /// The innermost def whose body holds `line`.
+    pub fn enclosing_def(&self, line: usize) -> Option<&PyDef> {
+        self.defs
+            .iter()
+            .filter(|d| d.line <= line && line <= d.end_line)
+            .max_by_key(|d| d.line)
+    }
+}
+
+/// True for a Triton decorator's dotted name (§9.3).
+pub fn is_triton_decorator(dotted: &str) -> bool {
+    let (head, last) = match dotted.rsplit_once('.') {
+        Some((h, l)) => (Some(h), l),
+        None => (None, dotted),
+    };
+    matches!(last, "jit" | "autotune" | "heuristics") && head.is_none_or(|h| h.ends_with("triton"))
+}
+
+/// True for a FlyDSL decorator's dotted name.
+pub fn is_flydsl_decorator(dotted: &str) -> bool {
+    dotted.ends_with("flyc.kernel") || dotted.ends_with("flyc.jit")
+}
+
+struct Logical {
+    line: usize,
+    indent: usize,
+    code: Vec<u8>,
+}
+
+struct Scanner<'a> {
+    src: &'a [u8],
+    out: PySymbols,
+    pending: Vec<String>,
+    open_defs: Vec<usize>,
+    last_logical_end: usize,
+}
+
+/// Scans Python source text.
+pub fn scan_python(text: &str) -> PySymbols {
+    let src = text.as_bytes();
+    let mut s = Scanner {
+        src,
+        out: PySymbols::default(),
+        pending: Vec::new(),
+        open_defs: Vec::new(),
+        last_logical_end: 0,
+    };
+    let mut i = 0;
+    let mut line = 1usize;
+    let mut logical: Option<Logical> = None;
+    let mut depth = 0usize;
+    let mut continued = false;
+    while i < src.len() {
+        if logical.is_none() {
+            // Start of a physical line outside any logical line.
+            let mut j = i;
+            let mut indent = 0;
+            while j < src.len() && (src[j] == b' ' || src[j] == b'\t' || src[j] == b'\x0c') {
+                indent += if src[j] == b'\t' { 8 - indent % 8 } else { 1 };
+                j += 1;
+            }
+            if j >= src.len() {
+                break;
+            }
+            if src[j] == b'#' || src[j] == b'\n' || src[j] == b'\r' {
+                // Blank or comment line: not a logical line.
+                while j < src.len() && src[j] != b'\n' {
+                    j += 1;
+                }
+                i = j + 1;
+                line += 1;
+                continue;
+            }
+            logical = Some(Logical {
+                line,
+                indent,
+                code: Vec::new(),
+            });
+            i = j;
+            continue;
+        }
+        let Some(cur) = logical.as_mut() else {
+            continue;
+        };
+        let c = src[i];
+        match c {
+            b'#' => {
+                while i < src.len() && src[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\'' | b'"' => {
+                let (next, lines) = s.string(i, line, &mut cur.code);
+                line += lines;
+                i = next;
+            }
+            b'\\' if src.get(i + 1) == Some(&b'\n') => {
+                continued = true;
+                cur.code.push(b' ');
+                i += 2;
+                line += 1;
+            }
+            b'\n' => {
+                line += 1;
+                i += 1;
+                if depth == 0 && !continued {
+                    if let Some(done) = logical.take() {
+                        s.finish(done, line - 1);
+                    }
+                } else {
+                    cur.code.push(b' ');
+                }
+                continued = false;
+            }
+            _ => {
+                match c {
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                if c != b'\r' {
+                    cur.code.push(c);
+                }
+                continued = false;
+                i += 1;
+            }
+        }
+    }
+    if let Some(done) = logical.take() {
+        s.finish(done, line);
+    }
+    let end = s.last_logical_end.max(line.saturating_sub(1)).max(1);
+    for idx in s.open_defs.drain(..) {
+        s.out.defs[idx].end_line = end.max(s.out.defs[idx].line);
+    }
+    s.out
+}
+
+impl Scanner<'_> {
+    /// Reads one string literal starting at the quote `at`; returns the index
+    /// after it and the number of newlines it spans. Appends a placeholder to `code`.
+    fn string(&mut self, at: usize, line: usize, code: &mut Vec<u8>) -> (usize, usize) {
+        let src = self.src;
+        let q = src[at];
+        // The prefix letters were already copied into `code`: read and drop them.
+        let mut k = code.len();
+        while k > 0
+            && code.len() - k < 2
+            && matches!(code[k - 1].to_ascii_lowercase(), b'r' | b'b' | b'f' | b'u')
+        {
+            k -= 1;
+        }
+        let ident_before = k > 0 && (code[k - 1].is_ascii_alphanumeric() || code[k - 1] == b'_');
+        let prefix: Vec<u8> = if ident_before {
+            Vec::new()
+        } else {
+            code[k..].to_ascii_lowercase()
+        };
+        if !ident_before {
+            code.truncate(k);
+        }
+        let fstring = prefix.contains(&b'f');
+        let raw = prefix.contains(&b'r');
+        let triple = src.get(at + 1) == Some(&q) && src.get(at + 2) == Some(&q);
+        let start = if triple { at + 3 } else { at + 1 };
+        let mut i = start;
+        let mut lines = 0;
+        let end;
+        loop {
+            if i >= src.len() {
+                end = src.len();
+                break;
+            }
+            let c = src[i];
+            if c == b'\\' && i + 1 < src.len() {
+                if src[i + 1] == b'\n' {
+                    lines += 1;
+                }
+                i += 2;
+                continue;
+            }
+            if c == b'\n' {
+                if triple {
+                    lines += 1;
+                    i += 1;
+                    continue;
+                }
+                // A single-quoted string ends at the line's end: a misread
+                // nested f-string damages one line only.
+                end = i;
+                break;
+            }
+            if c == q && (!triple || (src.get(i + 1) == Some(&q) && src.get(i + 2) == Some(&q))) {
+                end = i;
+                i += if triple { 3 } else { 1 };
+                break;
+            }
+            i += 1;
+        }
+        let _ = raw;
+        let end_exclusive = end.min(src.len());
+        let after = i.min(src.len());
+        let mut j = after;
+        while j < src.len() && (src[j] == b' ' || src[j] == b'\t') {
+            j += 1;
+        }
+        let rest = &src[j..];
+        let filled_after =
+            rest.starts_with(b".format(") || rest.starts_with(b"%") || rest.starts_with(b"+");
+        self.out.strings.push(PyString {
+            line,
+            start,
+            end: end_exclusive.max(start),
+            fstring,
+            filled_after,
+        });
+        code.extend_from_slice(b"\"\"");
+        (after, lines)
+    }
+
+    fn finish(&mut self, logical: Logical, end_line: usize) {
+        while let Some(&top) = self.open_defs.last() {
+            if self.out.defs[top].indent >= logical.indent {
+                self.out.defs[top].end_line = self.last_logical_end.max(self.out.defs[top].line);
+                self.open_defs.pop();
+            } else {
+                break;
+            }
+        }
+        self.last_logical_end = end_line;
+        let code = String::from_utf8_lossy(&logical.code);
+        let text = code.trim();
+        if let Some(rest) = text.strip_prefix('@') {
+            let name: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.' || *c == ' ')
+                .filter(|c| *c != ' ')
+                .collect();
+            self.pending.push(name);
+            return;
+        }
+        let def_rest = text
+            .strip_prefix("def")
+            .or_else(|| {
+                text.strip_prefix("async")
+                    .filter(|r| r.starts_with(char::is_whitespace))
+                    .and_then(|r| r.trim_start().strip_prefix("def"))
+            })
+            .filter(|r| r.starts_with(char::is_whitespace));
+        if let Some(rest) = def_rest {
+            let name: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let decorators = std::mem::take(&mut self.pending);
+            if !name.is_empty() {
+                let triton = decorators.iter().any(|d| is_triton_decorator(d));
+                let flydsl = decorators.iter().any(|d| is_flydsl_decorator(d));
+                self.out.defs.push(PyDef {
+                    name,
+                    line: logical.line,
+                    indent: logical.indent,
+                    end_line,
+                    decorators,
+                    triton,
+                    flydsl,
+                });
+                self.open_defs.push(self.out.defs.len() - 1);
+            }
+            return;
+        }
+        self.pending.clear();
+        if logical.indent == 0
+            && let Some(name) = assignment_target(&logical.code)
+        {
+            self.out.assignments.push(PyAssign {
+                name,
+                line: logical.line,
+            });
+        }
+    }
+}
+
+/// `name = …` or `name: T = …` at the start of a logical line; `==` is a
+/// comparison, not an assignment.
+fn assignment_target(code: &[u8]) -> Option<String> {
+    let mut i = 0;
+    while i < code.len() && (code[i].is_ascii_alphanumeric() || code[i] == b'_' || code[i] >= 0x80)
+    {
+        i += 1;
+    }
+    if i == 0 || code[0].is_ascii_digit() {
+        return None;
+    }
+    let name = String::from_utf8_lossy(&code[..i]).into_owned();
+    let mut j = i;
+    while j < code.len() && code[j] == b' ' {
+        j += 1;
+    }
+    match code.get(j) {
+        Some(b'=') if code.get(j + 1) != Some(&b'=') => Some(name),
+        Some(b':') => {
+            // Annotation: find `=` at bracket depth 0.
+            let mut depth = 0usize;
+            let mut k = j + 1;
+            while k < code.len() {
+                match code[k] {
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                    b'=' if depth == 0 => {
+                        let prev = code[k - 1];
+                        if code.get(k + 1) == Some(&b'=')
+                            || matches!(prev, b'<' | b'>' | b'!' | b'=')
+                        {
+                            return None;
+                        }
+                        return Some(name);
+                    }
+                    _ => {}
+                }
+                k += 1;
+            }
+            None
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,125 @@
+//! The explainable result record (§11).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::kind::SourceKind;
+
+/// How the answer was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Method {
+    /// A primary keyword's best file defines it.
+    Definition,
+    /// A primary keyword's best file only mentions it.
+    Mention,
+    /// Found through a sub-window keyword.
+    Subwindow,
+    /// Found through a leading-prefix keyword (f-string-built names).
+    Prefix,
+    /// The winning file is also the trace's launcher file.
+    TracePythonStack,
+    /// Not found.
+    NotFound,
+}
+
+/// The §8.1 sort components of one candidate (lower is better), plus the
+/// prefix-pass scores.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Score {
+    /// 0 kernel definition, 1 ordinary definition, 2 mention.
+    pub definition: u8,
+    /// 0 when the file is the resolved launcher file.
+    pub launcher: u8,
+    /// 0 when the keyword occurs in the file stem.
+    pub stem: u8,
+    /// Sum of the path penalties and bonuses.
+    pub path_kind: i32,
+    /// 1 for `__init__.py`.
+    pub reexport: u8,
+    /// 0 `.cuh .cu .hip`, 1 `.cpp .cc .cxx .c`, 2 headers, 3 `.py`.
+    pub extension: u8,
+    /// `/` count of the path below its root.
+    pub depth: usize,
+    /// Index of the file's root.
+    pub root: usize,
+    /// Prefix pass: the file holds a composing literal for the keyword.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub composing: Option<bool>,
+    /// Prefix pass: characters of the launched name the file spells out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_chars: Option<usize>,
+}
+
+/// One competing file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Candidate {
+    /// The file, as walked.
+    pub path: PathBuf,
+    /// The line of its best hit.
+    pub line: Option<usize>,
+    /// Its sort components.
+    pub score: Score,
+    /// Stable reason codes.
+    pub why: Vec<String>,
+}
+
+/// Launcher evidence beside a result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LauncherReport {
+    /// The frame path as the trace records it.
+    pub path: String,
+    /// The frame path resolved on this machine (§10.3), or null.
+    pub resolved_path: Option<PathBuf>,
+    /// The frame's line.
+    pub line: usize,
+    /// The frame's function.
+    pub function: String,
+    /// Launches examined.
+    pub launches: usize,
+    /// Distinct frames across them.
+    pub distinct_frames: usize,
+    /// The winning file is the launcher file.
+    pub corroborated: bool,
+    /// 1-based rank of the launcher file among the candidates, or null.
+    pub candidate_rank: Option<usize>,
+}
+
+/// The answer for one name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LocateResult {
+    /// The name as given.
+    pub name: String,
+    /// Whether a file was found.
+    pub found: bool,
+    /// The winning file.
+    pub path: Option<PathBuf>,
+    /// Its line.
+    pub line: Option<usize>,
+    /// The enclosing or defined function.
+    pub function: Option<String>,
+    /// The source kind.
+    pub kind: SourceKind,
+    /// How it was found.
+    pub method: Method,
+    /// The search method under `trace_python_stack`; else equal to `method`.
+    pub grep_method: Method,
+    /// The keyword that decided.
+    pub keyword: Option<String>,
+    /// Every keyword tried, in order.
+    pub keywords_tried: Vec<String>,
+    /// A refusal reason or `launcher_unconfirmed`.
+    pub reason: Option<String>,
+    /// The nearest ancestor of the path holding `.git`.
+    pub repo_root: Option<PathBuf>,
+    /// Up to 5 candidates, best first.
+    pub candidates: Vec<Candidate>,
+    /// Launcher evidence, when a trace gave one.
+    pub launcher: Option<LauncherReport>,
+}
