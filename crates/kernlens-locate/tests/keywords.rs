@@ -1,0 +1,201 @@
+//! Keyword plans of locate.md §13.1 (S1–S10c).
+
+use kernlens_locate::{Refusal, keywords_for};
+
+fn v(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn s1_launch_api_names_are_refused() {
+    let plan = keywords_for("hipGraphLaunch");
+    assert_eq!(plan.refusal, Some(Refusal::RuntimeApiName));
+    assert!(plan.primary.is_empty());
+}
+
+#[test]
+fn s2_synthetic_op_launch_decoration_is_stripped_and_windows_and_prefixes_follow() {
+    let plan = keywords_for("hipModuleLaunchKernel->_mxfp8_grouped_gemm_kernel (Synthetic Op)");
+    assert_eq!(plan.refusal, None);
+    assert_eq!(plan.primary, v(&["_mxfp8_grouped_gemm_kernel"]));
+    assert_eq!(
+        plan.subwindows,
+        v(&[
+            "mxfp8_grouped_gemm_kernel",
+            "grouped_gemm_kernel",
+            "gemm_kernel"
+        ])
+    );
+    assert_eq!(plan.prefixes, v(&["mxfp8_grouped_gemm", "mxfp8_grouped"]));
+}
+
+#[test]
+fn s3_mangled_name_gives_the_demangled_base_without_junk_tokens() {
+    let plan = keywords_for("_ZN5aiter26cross_device_reduce_2stageIDF16bLi8ELb0EEEv");
+    assert_eq!(plan.primary, v(&["cross_device_reduce_2stage"]));
+    assert_eq!(
+        plan.subwindows,
+        v(&[
+            "cross_device_reduce_2stage",
+            "device_reduce_2stage",
+            "reduce_2stage"
+        ])
+    );
+    assert_eq!(plan.prefixes, v(&["cross_device_reduce", "cross_device"]));
+}
+
+#[test]
+fn s4_profiler_wrapped_name_gives_six_subwindows_and_seven_prefixes() {
+    let plan =
+        keywords_for("sglang_profiler::fused_moe_triton_kernels_invoke_fused_moe_kernel_427");
+    assert_eq!(
+        plan.primary,
+        v(&["fused_moe_triton_kernels_invoke_fused_moe_kernel_427"])
+    );
+    assert_eq!(
+        plan.subwindows,
+        v(&[
+            "fused_moe_triton_kernels_invoke_fused_moe_kernel",
+            "moe_triton_kernels_invoke_fused_moe_kernel",
+            "triton_kernels_invoke_fused_moe_kernel",
+            "kernels_invoke_fused_moe_kernel",
+            "invoke_fused_moe_kernel",
+            "fused_moe_kernel",
+        ])
+    );
+    assert_eq!(plan.prefixes.len(), 7);
+    assert_eq!(
+        plan.prefixes.first().map(String::as_str),
+        Some("fused_moe_triton_kernels_invoke_fused_moe_kernel")
+    );
+    assert_eq!(plan.prefixes.last().map(String::as_str), Some("fused_moe"));
+}
+
+#[test]
+fn s5_fstring_built_name_keeps_the_eight_shortest_prefixes_longest_first() {
+    let plan = keywords_for("mfma_moe1_silu_mul_afp8_wfp8_bf16_t32x128x256_pm1_swiglu_v32");
+    assert_eq!(
+        plan.primary,
+        v(&["mfma_moe1_silu_mul_afp8_wfp8_bf16_t32x128x256_pm1_swiglu_v32"])
+    );
+    assert_eq!(plan.subwindows.len(), 6);
+    assert_eq!(
+        plan.prefixes,
+        v(&[
+            "mfma_moe1_silu_mul_afp8_wfp8_bf16_t32x128x256_pm1",
+            "mfma_moe1_silu_mul_afp8_wfp8_bf16_t32x128x256",
+            "mfma_moe1_silu_mul_afp8_wfp8_bf16",
+            "mfma_moe1_silu_mul_afp8_wfp8",
+            "mfma_moe1_silu_mul_afp8",
+            "mfma_moe1_silu_mul",
+            "mfma_moe1_silu",
+            "mfma_moe1",
+        ])
+    );
+}
+
+#[test]
+fn s6_stage_two_name_has_six_windows_and_eight_prefixes() {
+    let plan = keywords_for("mfma_moe2_afp8_wfp8_bf16_cshuffle_t32x128x256_vscale_v1_pm1");
+    assert_eq!(plan.subwindows.len(), 6);
+    assert_eq!(plan.prefixes.len(), 8);
+    assert!(plan.prefixes[0].ends_with("_vscale_v1"));
+    assert_eq!(
+        &plan.prefixes[6..],
+        &v(&["mfma_moe2_afp8", "mfma_moe2"])[..]
+    );
+}
+
+#[test]
+fn s7_one_trailing_number_is_cut_for_windows_only() {
+    let plan = keywords_for("_gemm_a16_w16_kernel_BLOCK_SIZE_M_32_BLOCK_SIZE_N_64");
+    assert_eq!(
+        plan.primary,
+        v(&["_gemm_a16_w16_kernel_BLOCK_SIZE_M_32_BLOCK_SIZE_N_64"])
+    );
+    assert_eq!(
+        plan.subwindows[0],
+        "gemm_a16_w16_kernel_BLOCK_SIZE_M_32_BLOCK_SIZE_N"
+    );
+    assert_eq!(plan.prefixes.len(), 8);
+    assert_eq!(
+        &plan.prefixes[5..],
+        &v(&["gemm_a16_w16_kernel", "gemm_a16_w16", "gemm_a16"])[..]
+    );
+}
+
+#[test]
+fn s8_class_scope_gives_a_qualified_tail_first() {
+    let plan = keywords_for("mori::EpDispatchCombineOp::dispatch");
+    assert_eq!(
+        plan.primary,
+        v(&["EpDispatchCombineOp::dispatch", "dispatch"])
+    );
+    assert!(plan.subwindows.is_empty() && plan.prefixes.is_empty());
+}
+
+#[test]
+fn s9_a_namespace_alone_is_never_searched() {
+    let plan = keywords_for("_ZN5aiter3fooE.kd");
+    assert_eq!(plan.refusal, Some(Refusal::NoSearchableKeyword));
+    assert!(plan.all().next().is_none());
+}
+
+#[test]
+fn s10_parameter_lists_and_return_types_never_reach_keywords() {
+    let plan = keywords_for("void rmsnorm_kernel<bf16>(float*)");
+    assert_eq!(plan.primary, v(&["rmsnorm_kernel"]));
+    assert!(plan.subwindows.is_empty() && plan.prefixes.is_empty());
+}
+
+#[test]
+fn s10b_phase_tag_is_cut_at_whitespace() {
+    let plan = keywords_for("aiter::fmoe_g1u1 (prefill)");
+    assert_eq!(plan.primary, v(&["fmoe_g1u1"]));
+    assert!(plan.subwindows.is_empty() && plan.prefixes.is_empty());
+}
+
+#[test]
+fn s10c_memset_rows_are_not_kernels() {
+    assert_eq!(
+        keywords_for("Memset (Device)").refusal,
+        Some(Refusal::NotAKernel)
+    );
+    assert_eq!(
+        keywords_for("Memcpy DtoD (Device -> Device)").refusal,
+        Some(Refusal::NotAKernel)
+    );
+}
+
+#[test]
+fn s16_every_launch_api_is_refused_but_a_decorated_kernel_is_not() {
+    for n in [
+        "hipGraphLaunch",
+        "hipModuleLaunchKernel",
+        "hipLaunchKernel",
+        "cudaLaunchKernel",
+        "cudaGraphLaunch",
+        "cuLaunchKernel",
+        "cuLaunchKernelEx",
+    ] {
+        assert_eq!(
+            keywords_for(n).refusal,
+            Some(Refusal::RuntimeApiName),
+            "{n}"
+        );
+    }
+    let plan = keywords_for("hipModuleLaunchKernel->_k_fwd_kernel (Synthetic Op)");
+    assert_eq!(plan.refusal, None);
+    assert_eq!(plan.primary, v(&["_k_fwd_kernel"]));
+}
+
+#[test]
+fn real_trace_names_key_to_their_base() {
+    let r3 = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float, false>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)";
+    assert_eq!(
+        keywords_for(r3).primary,
+        v(&["vectorized_layer_norm_kernel"])
+    );
+    let i1 = "hipGraphLaunch->_ZN5aiter24add_rmsnorm_quant_kernelIDF16bEEv.kd";
+    assert_eq!(keywords_for(i1).primary, v(&["add_rmsnorm_quant_kernel"]));
+}
