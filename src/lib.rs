@@ -6,3 +6,5 @@ pub use kernlens_ident as ident;
 pub use kernlens_gate as gate;
 /// Scratch workspaces: a git-tracked copy of a package for kernel rewrites, and the patch back.
 pub use kernlens_scratch as scratch;
+/// Locating kernel sources: the file that defines each kernel, its kind and the evidence.
+pub use kernlens_locate as locate;

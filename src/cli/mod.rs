@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod gate;
 mod ident;
+mod locate;
 mod scratch;
 mod summary;
 
@@ -30,6 +31,8 @@ enum Command {
     Ident(ident::Args),
     /// The idle gate with its graph guard, then the low-compute gate.
     Gate(gate::Args),
+    /// The file that defines each kernel, its source kind and the evidence.
+    Locate(locate::Args),
     /// Scratch workspaces for kernel rewrites: create, diff (export), sweep.
     Scratch(scratch::Args),
 }
@@ -71,6 +74,7 @@ pub fn main() -> ExitCode {
         Command::Summary(args) => summary::run(args),
         Command::Ident(args) => ident::run(args),
         Command::Gate(args) => gate::run(args),
+        Command::Locate(args) => locate::run(args),
         Command::Scratch(args) => scratch::run(args),
     };
     match outcome {
