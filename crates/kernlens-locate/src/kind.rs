@@ -222,8 +222,7 @@ pub fn core_of(name: &str) -> String {
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(name.len());
     let mut s = &name[..cut];
-    loop {
-        let Some(i) = s.rfind('_') else { break };
+    while let Some(i) = s.rfind('_') {
         let seg = &s[i + 1..];
         let generated = seg.starts_with(|c: char| c.is_ascii_digit())
             && seg

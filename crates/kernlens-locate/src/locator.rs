@@ -468,37 +468,37 @@ impl Locator {
         let changed_set: foldhash::HashSet<u32> = changed.iter().copied().collect();
         let budget = RETAIN_BUDGET.saturating_sub(self.cache.retained);
         counters.retained.store(0, Ordering::Relaxed);
-        let results: Vec<(u32, Vec<crate::scan::KwHit>, Option<Arc<[u8]>>, FileState)> =
-            self.pool.install(|| {
-                files
-                    .par_iter()
-                    .enumerate()
-                    .map_init(Scratch::default, |scratch, (i, f)| {
-                        let id = i as u32;
-                        let is_changed = changed_set.contains(&id);
-                        let p = if is_changed {
-                            all_p.as_ref()
-                        } else {
-                            new_p.as_ref()
-                        };
-                        if f.state == FileState::TooBig {
-                            if is_changed {
-                                counters.skipped_size.fetch_add(1, Ordering::Relaxed);
-                            }
-                            return None;
+        let results: Vec<(u32, crate::scan::Scanned)> = self.pool.install(|| {
+            files
+                .par_iter()
+                .enumerate()
+                .map_init(Scratch::default, |scratch, (i, f)| {
+                    let id = i as u32;
+                    let is_changed = changed_set.contains(&id);
+                    let p = if is_changed {
+                        all_p.as_ref()
+                    } else {
+                        new_p.as_ref()
+                    };
+                    if f.state == FileState::TooBig {
+                        if is_changed {
+                            counters.skipped_size.fetch_add(1, Ordering::Relaxed);
                         }
-                        if f.state != FileState::Scannable {
-                            return None;
-                        }
-                        let p = p?;
-                        let s = scan_file(&f.path, f.size, Some(p), scratch, counters, budget);
-                        Some((id, s.hits, s.bytes, s.state))
-                    })
-                    .flatten()
-                    .collect()
-            });
+                        return None;
+                    }
+                    if f.state != FileState::Scannable {
+                        return None;
+                    }
+                    let p = p?;
+                    let s = scan_file(&f.path, f.size, Some(p), scratch, counters, budget);
+                    Some((id, s))
+                })
+                .flatten()
+                .collect()
+        });
         let mut states = Vec::new();
-        for (id, hits, bytes, state) in results {
+        for (id, scanned) in results {
+            let crate::scan::Scanned { state, hits, bytes } = scanned;
             for h in hits {
                 if let Some(list) = self.cache.hits.get_mut(h.kw as usize) {
                     list.push(FileHit {

@@ -18,8 +18,11 @@ fn traces() -> PathBuf {
         .unwrap()
 }
 
+/// An owned copy of one observed event: (cat, name, pid, tid, ts, dur, correlation).
+type OwnedEvent = (String, String, EvId, EvId, i64, i64, Option<i64>);
+
 #[derive(Default)]
-struct Owned(Vec<(String, String, EvId, EvId, i64, i64, Option<i64>)>);
+struct Owned(Vec<OwnedEvent>);
 
 #[derive(Clone)]
 enum EvId {
