@@ -6,12 +6,12 @@ use std::path::Path;
 use std::time::Instant;
 
 use gix::bstr::{BString, ByteSlice};
-use gix::objs::Write as _;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::copy::DriftEntry;
 use crate::error::PrepareError;
+use crate::pack::{PackedObject, pack_object, write_pack};
 use crate::pattern::PathFilter;
 use crate::policy::{BASELINE_MESSAGE, BASELINE_REF, IDENTITY_EMAIL, IDENTITY_NAME, ScratchPolicy};
 use crate::tracked::{TrackedPath, WalkStats, tracked_content, walk_tracked};
@@ -129,8 +129,8 @@ fn insert(
 }
 
 fn write_tree(
-    store: &gix::odb::loose::Store,
     dir: &BTreeMap<BString, Node>,
+    out: &mut Vec<PackedObject>,
 ) -> Result<gix::ObjectId, gix::Error> {
     let mut entries = Vec::with_capacity(dir.len());
     for (name, node) in dir {
@@ -138,7 +138,7 @@ fn write_tree(
             Node::Leaf(kind, id) => ((*kind).into(), *id),
             Node::Dir(sub) => (
                 gix::objs::tree::EntryKind::Tree.into(),
-                write_tree(store, sub)?,
+                write_tree(sub, out)?,
             ),
         };
         entries.push(gix::objs::tree::Entry {
@@ -149,7 +149,13 @@ fn write_tree(
     }
     // Git's order compares directories as if their names ended in '/'.
     entries.sort();
-    store.write(&gix::objs::Tree { entries })
+    let mut buf = Vec::new();
+    gix::objs::WriteTo::write_to(&gix::objs::Tree { entries }, &mut buf)
+        .map_err(gix::Error::from_error)?;
+    let packed = pack_object(gix::objs::Kind::Tree, &buf)?;
+    let id = packed.id;
+    out.push(packed);
+    Ok(id)
 }
 
 /// Build the baseline inside `dir` (the partial worktree): init, HEAD, exclude, add-all, index,
@@ -204,33 +210,29 @@ pub(crate) fn build_baseline(
     let (paths, walk) =
         walk_tracked(dir, &exclude).map_err(|e| PrepareError::io("walk", dir, e))?;
 
-    // Git writes loose objects at the fastest level too; the baseline is throwaway.
-    let loose_options = gix::odb::loose::Options {
-        compression: gix::zlib::Compression::BEST_SPEED,
-        ..Default::default()
-    };
-    let store = gix::odb::loose::Store::at_opts(
-        git_dir.join("objects"),
-        gix::hash::Kind::Sha1,
-        loose_options,
-    );
-
+    let mut packed: Vec<PackedObject> = Vec::with_capacity(paths.len());
     let hashed: Vec<(gix::ObjectId, u64, u64)> = paths
         .par_iter()
         .map(|p: &TrackedPath| {
             let bytes =
                 tracked_content(&p.abs, p.kind).map_err(|e| PrepareError::io("read", &p.abs, e))?;
-            let id = store
-                .write_buf(gix::objs::Kind::Blob, &bytes)
-                .map_err(git_err("write blob", &p.abs))?;
+            let object =
+                pack_object(gix::objs::Kind::Blob, &bytes).map_err(git_err("hash blob", &p.abs))?;
             let excluded_bytes = if excluded_anywhere(&exclude, &p.rel) {
                 bytes.len() as u64
             } else {
                 0
             };
-            Ok((id, bytes.len() as u64, excluded_bytes))
+            Ok((object, bytes.len() as u64, excluded_bytes))
         })
-        .collect::<Result<_, PrepareError>>()?;
+        .collect::<Result<Vec<_>, PrepareError>>()?
+        .into_iter()
+        .map(|(object, len, excluded)| {
+            let id = object.id;
+            packed.push(object);
+            (id, len, excluded)
+        })
+        .collect();
 
     let mut root = BTreeMap::new();
     let mut state = gix::index::State::new(gix::hash::Kind::Sha1);
@@ -258,7 +260,8 @@ pub(crate) fn build_baseline(
         stats.excluded_bytes_read += excluded;
     }
     state.sort_entries();
-    let tree = write_tree(&store, &root).map_err(git_err("write tree", &git_dir))?;
+    let tree = write_tree(&root, &mut packed).map_err(git_err("write tree", &git_dir))?;
+    write_pack(&git_dir.join("objects"), packed).map_err(git_err("write pack", &git_dir))?;
     let mut index = gix::index::File::from_state(state, git_dir.join("index"));
     index
         .write(gix::index::write::Options::default())

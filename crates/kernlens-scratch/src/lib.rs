@@ -50,6 +50,7 @@ pub mod layout;
 pub mod location;
 pub mod mounts;
 pub mod owner;
+mod pack;
 pub mod patch;
 mod pattern;
 pub mod policy;

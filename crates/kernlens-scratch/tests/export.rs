@@ -352,3 +352,23 @@ fn discard_removes_only_an_owned_workspace_and_keeps_the_session_marker() {
     assert!(!tmp.path().join("local/s/k").exists());
     assert!(tmp.path().join("local/s/.owner").exists());
 }
+
+#[test]
+fn r6_names_that_are_not_utf8_survive_copy_baseline_and_patch() {
+    use std::os::unix::ffi::OsStrExt;
+    if !git_available() {
+        eprintln!("git CLI not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let sp = w8_site_packages(tmp.path());
+    let odd = std::ffi::OsStr::from_bytes(b"odd\xffname.py");
+    write(&sp.join("aiter/ops").join(odd), "o = 1\n");
+    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    assert_eq!(git(&ws.worktree, &["status", "--porcelain"]), "");
+    std::fs::write(ws.worktree.join("aiter/ops").join(odd), "o = 2\n").unwrap();
+    let listed = changes(&ws, None).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].path_bytes(), b"aiter/ops/odd\xffname.py");
+    apply_round_trip(&ws, tmp.path(), None);
+}
