@@ -90,9 +90,9 @@ pub(crate) struct Collector<'o> {
 }
 
 /// Whether `name` is `ProfilerStep#<digits>`.
-pub(crate) fn is_profiler_step(name: &str) -> bool {
-    name.strip_prefix("ProfilerStep#")
-        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+pub(crate) fn is_profiler_step(name: &[u8]) -> bool {
+    name.strip_prefix(b"ProfilerStep#")
+        .is_some_and(|d| !d.is_empty() && d.iter().all(u8::is_ascii_digit))
 }
 
 impl<'o> Collector<'o> {
@@ -116,7 +116,14 @@ impl<'o> Collector<'o> {
     pub(crate) fn fold(&mut self, ev: Event<'_>) {
         let o = &mut self.out;
         o.event_total += 1;
+        // Name tests run on the raw bytes unless escapes make the text differ.
+        let name_bytes: std::borrow::Cow<'_, [u8]> = if ev.name.escaped {
+            std::borrow::Cow::Owned(ev.name.decode().into_owned().into_bytes())
+        } else {
+            std::borrow::Cow::Borrowed(ev.name.raw)
+        };
         if let Some(obs) = self.observer.as_deref_mut() {
+            let name = ev.name.decode();
             let cat = match ev.cat {
                 Cat::Kernel => Some("kernel"),
                 Cat::Runtime => Some("cuda_runtime"),
@@ -125,11 +132,12 @@ impl<'o> Collector<'o> {
                 _ => None,
             };
             if let Some(cat) = cat {
+                let (pid, tid) = (ev.pid.decode(), ev.tid.decode());
                 obs.observe(&ObservedEvent {
                     cat,
-                    name: &ev.name,
-                    pid: TraceId::from(&ev.pid),
-                    tid: TraceId::from(&ev.tid),
+                    name: &name,
+                    pid: TraceId::from(&pid),
+                    tid: TraceId::from(&tid),
                     ts_ns: ev.ts,
                     dur_ns: ev.dur,
                     correlation: ev.args.correlation,
@@ -144,9 +152,9 @@ impl<'o> Collector<'o> {
                 if let Some(ext) = ev.args.external_id {
                     o.links.insert(corr, ext);
                 }
-                let pid = o.pids.intern(ev.pid.into_owned());
+                let pid = o.pids.intern(ev.pid.decode().into_owned());
                 o.launch_at.insert(corr, LaunchAt { ts: ev.ts, pid });
-                if ev.name.contains("GraphLaunch") {
+                if memchr::memmem::find(&name_bytes, b"GraphLaunch").is_some() {
                     if ev.cat == Cat::Runtime {
                         o.runtime_graph.insert(corr);
                     } else {
@@ -155,20 +163,26 @@ impl<'o> Collector<'o> {
                 }
             }
             Cat::CpuOp => {
-                let step = ev.ph_x && is_profiler_step(&ev.name);
+                let step = ev.ph_x && is_profiler_step(&name_bytes);
                 if let Some(ext) = ev.args.external_id {
-                    let name = o.names.intern(&ev.name);
+                    let name = o.names.intern_raw(&ev.name);
                     let meta = |o: &mut Collected| {
                         let meta = Meta {
                             shapes: ev.args.input_dims.map(normalize_shapes).unwrap_or_default(),
                             dtypes: ev.args.input_type.map(normalize_dtypes).unwrap_or_default(),
                             kernel_backend: match &ev.args.kernel_file {
-                                Some(f) if !f.is_empty() => {
-                                    ev.args.kernel_backend.as_deref().unwrap_or("").to_string()
-                                }
+                                Some(f) if !f.raw.is_empty() => ev
+                                    .args
+                                    .kernel_backend
+                                    .map(|b| b.decode().into_owned())
+                                    .unwrap_or_default(),
                                 _ => String::new(),
                             },
-                            kernel_file: ev.args.kernel_file.as_deref().unwrap_or("").to_string(),
+                            kernel_file: ev
+                                .args
+                                .kernel_file
+                                .map(|f| f.decode().into_owned())
+                                .unwrap_or_default(),
                         };
                         if meta == Meta::default() {
                             NONE
@@ -187,9 +201,9 @@ impl<'o> Collector<'o> {
                 // Only step spans are kept: every cpu_op span would make memory grow with
                 // the CPU side of the trace.
                 if step {
-                    let pid = o.pids.intern(ev.pid.clone().into_owned());
+                    let pid = o.pids.intern(ev.pid.decode().into_owned());
                     let span = Span {
-                        name: o.names.intern(&ev.name),
+                        name: o.names.intern_raw(&ev.name),
                         ts: ev.ts,
                         dur: ev.dur,
                         pid,
@@ -198,20 +212,20 @@ impl<'o> Collector<'o> {
                 }
             }
             Cat::UserAnnotation => {
-                let pid = o.pids.intern(ev.pid.clone().into_owned());
+                let pid = o.pids.intern(ev.pid.decode().into_owned());
                 let span = Span {
-                    name: o.names.intern(&ev.name),
+                    name: o.names.intern_raw(&ev.name),
                     ts: ev.ts,
                     dur: ev.dur,
                     pid,
                 };
-                if is_profiler_step(&ev.name) {
+                if is_profiler_step(&name_bytes) {
                     o.cpu_steps.push(span);
                 }
                 o.cpu_spans.push(span);
             }
             Cat::GpuUserAnnotation => {
-                let name = o.names.intern(&ev.name);
+                let name = o.names.intern_raw(&ev.name);
                 o.gpu_annotations.push(Span {
                     name,
                     ts: ev.ts,
@@ -231,8 +245,10 @@ impl<'o> Collector<'o> {
                 } else {
                     NONE
                 };
-                let name = o.names.intern(&ev.name);
-                let stream = o.streams.intern((ev.pid.into_owned(), ev.tid.into_owned()));
+                let name = o.names.intern_raw(&ev.name);
+                let stream = o
+                    .streams
+                    .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
                 o.gpu.push(GpuRec {
                     ts: ev.ts,
                     dur: ev.dur,

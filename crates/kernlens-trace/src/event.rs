@@ -57,26 +57,44 @@ pub(crate) enum IdVal<'a> {
 }
 
 impl<'a> IdVal<'a> {
-    fn from_value(v: Option<Value<'a>>) -> IdVal<'a> {
-        match v {
-            Some(Value::Scalar(Scalar::Str(s))) => IdVal::Str(s.decode()),
-            Some(v) => v.as_int().map_or(IdVal::Null, IdVal::Int),
-            None => IdVal::Null,
-        }
-    }
-
-    pub(crate) fn as_int(&self) -> Option<i64> {
-        match self {
-            IdVal::Int(i) => Some(*i),
-            _ => None,
-        }
-    }
-
     pub(crate) fn into_owned(self) -> IdVal<'static> {
         match self {
             IdVal::Int(i) => IdVal::Int(i),
             IdVal::Str(s) => IdVal::Str(Cow::Owned(s.into_owned())),
             IdVal::Null => IdVal::Null,
+        }
+    }
+}
+
+/// A `pid`/`tid` as read, its string not yet decoded (decoding waits for the fold).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum IdRaw<'a> {
+    Int(i64),
+    Str(RawStr<'a>),
+    Null,
+}
+
+impl<'a> IdRaw<'a> {
+    fn from_value(v: Option<Value<'a>>) -> IdRaw<'a> {
+        match v {
+            Some(Value::Scalar(Scalar::Str(s))) => IdRaw::Str(s),
+            Some(v) => v.as_int().map_or(IdRaw::Null, IdRaw::Int),
+            None => IdRaw::Null,
+        }
+    }
+
+    pub(crate) fn as_int(&self) -> Option<i64> {
+        match self {
+            IdRaw::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn decode(&self) -> IdVal<'a> {
+        match self {
+            IdRaw::Int(i) => IdVal::Int(*i),
+            IdRaw::Str(s) => IdVal::Str(s.decode()),
+            IdRaw::Null => IdVal::Null,
         }
     }
 }
@@ -95,8 +113,8 @@ pub(crate) struct Args<'a> {
     /// Raw JSON of `Input Dims` and `Input type`, normalised only when first needed.
     pub(crate) input_dims: Option<&'a [u8]>,
     pub(crate) input_type: Option<&'a [u8]>,
-    pub(crate) kernel_file: Option<Cow<'a, str>>,
-    pub(crate) kernel_backend: Option<Cow<'a, str>>,
+    pub(crate) kernel_file: Option<RawStr<'a>>,
+    pub(crate) kernel_backend: Option<RawStr<'a>>,
 }
 
 /// An event of a category analysis (or the observer) uses.
@@ -104,9 +122,9 @@ pub(crate) struct Args<'a> {
 pub(crate) struct Event<'a> {
     pub(crate) cat: Cat,
     pub(crate) ph_x: bool,
-    pub(crate) name: Cow<'a, str>,
-    pub(crate) pid: IdVal<'a>,
-    pub(crate) tid: IdVal<'a>,
+    pub(crate) name: RawStr<'a>,
+    pub(crate) pid: IdRaw<'a>,
+    pub(crate) tid: IdRaw<'a>,
     pub(crate) ts: i64,
     pub(crate) dur: i64,
     pub(crate) args: Args<'a>,
@@ -127,13 +145,15 @@ pub(crate) fn parse_event<'a>(
     wanted: Wanted,
 ) -> Result<Option<Event<'a>>, JsonError> {
     let mut ph = None;
-    let mut cat = None;
+    let mut cat_raw = None;
+    let mut cat: Option<Cat> = None;
     let mut name = None;
     let mut pid = None;
     let mut tid = None;
     let mut ts = None;
     let mut dur = None;
-    let mut args = None;
+    let mut args: Option<Args<'a>> = None;
+    let mut late_args: Option<&'a [u8]> = None;
     if c.open(b'{', b'}')? {
         loop {
             let key = c.key()?;
@@ -142,19 +162,50 @@ pub(crate) fn parse_event<'a>(
             } else {
                 match key.raw {
                     b"ph" => Some(&mut ph),
-                    b"cat" => Some(&mut cat),
+                    b"cat" => Some(&mut cat_raw),
                     b"name" => Some(&mut name),
                     b"pid" => Some(&mut pid),
                     b"tid" => Some(&mut tid),
                     b"ts" => Some(&mut ts),
                     b"dur" => Some(&mut dur),
-                    b"args" => Some(&mut args),
+                    b"args" => {
+                        // Kineto writes `cat` before `args`: then args are read once, in
+                        // place; otherwise their text is kept and read after the object.
+                        if cat.is_none() && cat_raw.is_some() {
+                            cat = Some(Cat::from_raw(as_str(cat_raw)));
+                        }
+                        match cat {
+                            Some(k) if c.peek() == Some(b'{') && k != Cat::Other => {
+                                args = Some(read_args(c, k, stack)?);
+                                late_args = None;
+                            }
+                            Some(_) => {
+                                args = None;
+                                late_args = None;
+                                c.skip_value(stack)?;
+                            }
+                            None => {
+                                args = None;
+                                late_args = match c.value(stack)? {
+                                    Value::Container(t) if t.first() == Some(&b'{') => Some(t),
+                                    _ => None,
+                                };
+                            }
+                        }
+                        None
+                    }
                     _ => None,
                 }
             };
             match slot {
                 // Duplicate members: the last one wins, as in Python's json.
-                Some(slot) => *slot = Some(c.value(stack)?),
+                Some(slot) => {
+                    *slot = Some(c.value(stack)?);
+                    if key.raw == b"cat" {
+                        cat = None;
+                    }
+                }
+                None if key.raw == b"args" && !key.escaped => {}
                 None => c.skip_value(stack)?,
             }
             if !c.next_or_close(b'}')? {
@@ -162,11 +213,7 @@ pub(crate) fn parse_event<'a>(
             }
         }
     }
-    let as_str = |v: Option<Value<'a>>| match v {
-        Some(Value::Scalar(Scalar::Str(s))) => Some(s),
-        _ => None,
-    };
-    let cat = Cat::from_raw(as_str(cat));
+    let cat = cat.unwrap_or_else(|| Cat::from_raw(as_str(cat_raw)));
     let ph_x = as_str(ph).is_some_and(|p| p.eq_str("X"));
     let keep = match cat {
         Cat::Other => false,
@@ -181,28 +228,37 @@ pub(crate) fn parse_event<'a>(
         Some(Value::Scalar(Scalar::Num(t))) => micros_text_to_ns(t).unwrap_or(0),
         _ => 0,
     };
-    let args = match args {
-        Some(Value::Container(text)) if text.first() == Some(&b'{') => {
-            parse_args(text, cat, stack)?
-        }
-        _ => Args::default(),
+    let args = match (args, late_args) {
+        (Some(a), _) => a,
+        (None, Some(text)) => read_args(&mut Cursor::new(text, 0), cat, stack)?,
+        (None, None) => Args::default(),
     };
     Ok(Some(Event {
         cat,
         ph_x,
-        name: as_str(name).map_or(Cow::Borrowed(""), |s| s.decode()),
-        pid: IdVal::from_value(pid),
-        tid: IdVal::from_value(tid),
+        name: as_str(name).unwrap_or(RawStr {
+            raw: b"",
+            escaped: false,
+        }),
+        pid: IdRaw::from_value(pid),
+        tid: IdRaw::from_value(tid),
         ts: time(ts),
         dur: time(dur).max(0),
         args,
     }))
 }
 
-/// Reads the `args` members a category needs from already-validated object text.
-fn parse_args<'a>(text: &'a [u8], cat: Cat, stack: &mut Vec<u8>) -> Result<Args<'a>, JsonError> {
+fn as_str(v: Option<Value<'_>>) -> Option<RawStr<'_>> {
+    match v {
+        Some(Value::Scalar(Scalar::Str(s))) => Some(s),
+        _ => None,
+    }
+}
+
+/// Reads an `args` object (the cursor on its `{`), validating all of it and keeping
+/// the members the category needs.
+fn read_args<'a>(c: &mut Cursor<'a>, cat: Cat, stack: &mut Vec<u8>) -> Result<Args<'a>, JsonError> {
     let mut a = Args::default();
-    let mut c = Cursor::new(text, 0);
     if !c.open(b'{', b'}')? {
         return Ok(a);
     }
@@ -239,20 +295,30 @@ fn container(v: Value<'_>, open: u8) -> Option<&[u8]> {
     }
 }
 
-fn string(v: Value<'_>) -> Option<Cow<'_, str>> {
+fn string(v: Value<'_>) -> Option<RawStr<'_>> {
     match v {
-        Value::Scalar(Scalar::Str(s)) => Some(s.decode()),
+        Value::Scalar(Scalar::Str(s)) => Some(s),
         _ => None,
     }
 }
 
+/// A `[x, y, z]` integer list (already validated); anything else is None.
 fn dim3(v: Value<'_>) -> Option<Dim3> {
     let text = container(v, b'[')?;
-    let ints = int_list(text)?;
-    match ints.as_slice() {
-        [Some(x), Some(y), Some(z)] => Some([*x, *y, *z]),
-        _ => None,
+    let mut c = Cursor::new(text, 0);
+    let mut out = [0i64; 3];
+    if !c.open(b'[', b']').ok()? {
+        return None;
     }
+    for (k, slot) in out.iter_mut().enumerate() {
+        *slot = parse_int(c.number().ok()?)?;
+        c.skip_ws();
+        let more = c.next_or_close(b']').ok()?;
+        if more != (k < 2) {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 /// The elements of a validated JSON array: `Some(int)` for integers, `None` otherwise.

@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use crate::json::RawStr;
+
 /// Hasher for maps keyed by trace-controlled values: fast, and seeded per map so crafted
 /// ids cannot force collisions.
 pub(crate) type Hasher = foldhash::fast::RandomState;
@@ -10,20 +12,39 @@ pub(crate) type Map<K, V> = HashMap<K, V, Hasher>;
 pub(crate) type Set<K> = std::collections::HashSet<K, Hasher>;
 
 /// Strings by id, ids assigned in order of first sight.
+///
+/// Looked up by the bytes as they appear in the trace, so the common case (a name seen
+/// before, no escapes) costs one hash probe and no UTF-8 decoding.
 #[derive(Debug, Default)]
 pub(crate) struct StrInterner {
-    ids: Map<Box<str>, u32>,
+    ids: Map<Box<[u8]>, u32>,
     strings: Vec<Box<str>>,
 }
 
 impl StrInterner {
     pub(crate) fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
+        if let Some(&id) = self.ids.get(s.as_bytes()) {
             return id;
         }
         let id = self.strings.len() as u32;
         self.strings.push(s.into());
-        self.ids.insert(s.into(), id);
+        self.ids.insert(s.as_bytes().into(), id);
+        id
+    }
+
+    /// Interns a string as read from the trace (escapes and invalid UTF-8 decoded).
+    pub(crate) fn intern_raw(&mut self, raw: &RawStr<'_>) -> u32 {
+        if !raw.escaped
+            && let Some(&id) = self.ids.get(raw.raw)
+        {
+            return id;
+        }
+        let decoded = raw.decode();
+        let id = self.intern(&decoded);
+        if !raw.escaped && decoded.as_bytes() != raw.raw {
+            // Invalid UTF-8: remember the raw spelling too, so it is decoded only once.
+            self.ids.insert(raw.raw.into(), id);
+        }
         id
     }
 

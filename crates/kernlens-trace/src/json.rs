@@ -115,6 +115,37 @@ const STRING_STOP: [bool; 256] = {
     t
 };
 
+/// Offset of the first quote, backslash or control character: the end of a string's
+/// plain run. Strings are most of a trace's bytes, so this is scanned 16 bytes at a time.
+#[inline]
+pub(crate) fn find_string_stop(b: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::*;
+        while i + 16 <= b.len() {
+            // SAFETY: SSE2 is enabled at compile time (cfg above) and the unaligned load
+            // reads 16 bytes that lie inside `b` (checked by the loop condition).
+            let mask = unsafe {
+                let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
+                let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+                let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+                // v <= 0x1f (unsigned) exactly when min(v, 0x1f) == v.
+                let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), ctrl))
+            };
+            if mask != 0 {
+                return Some(i + mask.trailing_zeros() as usize);
+            }
+            i += 16;
+        }
+    }
+    b[i..]
+        .iter()
+        .position(|&c| STRING_STOP[c as usize])
+        .map(|p| i + p)
+}
+
 /// A position in a byte slice with JSON reading primitives.
 pub(crate) struct Cursor<'a> {
     pub(crate) b: &'a [u8],
@@ -133,13 +164,16 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub(crate) fn skip_ws(&mut self) {
-        while let Some(&c) = self.b.get(self.i) {
-            if c == b' ' || c == b'\n' || c == b'\r' || c == b'\t' {
-                self.i += 1;
-            } else {
-                break;
-            }
+        let rest = self.b.get(self.i..).unwrap_or_default();
+        // Most gaps are empty or one space: test the first byte before looping.
+        match rest.first() {
+            Some(b' ' | b'\n' | b'\r' | b'\t') => {}
+            _ => return,
         }
+        self.i += rest
+            .iter()
+            .position(|&c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
+            .unwrap_or(rest.len());
     }
 
     #[inline]
@@ -160,8 +194,7 @@ impl<'a> Cursor<'a> {
         let start = self.i;
         let mut escaped = false;
         loop {
-            let rest = &self.b[self.i..];
-            let Some(off) = rest.iter().position(|&c| STRING_STOP[c as usize]) else {
+            let Some(off) = find_string_stop(&self.b[self.i..]) else {
                 self.i = self.b.len();
                 return Err(JsonError::Eof);
             };
@@ -198,50 +231,44 @@ impl<'a> Cursor<'a> {
     pub(crate) fn number(&mut self) -> Result<&'a [u8], JsonError> {
         let b = self.b;
         let start = self.i;
-        let mut i = self.i;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
+        let digits = |from: usize| {
+            b.get(from..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count()
+        };
+        let mut i = start + usize::from(b.get(start) == Some(&b'-'));
         match b.get(i) {
             None => return Err(JsonError::Eof),
             Some(b'0') => i += 1,
-            Some(b'1'..=b'9') => {
-                while matches!(b.get(i), Some(b'0'..=b'9')) {
-                    i += 1;
-                }
-            }
+            Some(b'1'..=b'9') => i += digits(i),
             Some(_) => return Err(JsonError::Invalid("invalid number")),
         }
+        let incomplete = |i: usize| {
+            if i >= b.len() {
+                JsonError::Eof
+            } else {
+                JsonError::Invalid("invalid number")
+            }
+        };
         if b.get(i) == Some(&b'.') {
-            i += 1;
-            let s = i;
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
+            let n = digits(i + 1);
+            if n == 0 {
+                return Err(incomplete(i + 1));
             }
-            if i == s {
-                return Err(if i >= b.len() {
-                    JsonError::Eof
-                } else {
-                    JsonError::Invalid("invalid number")
-                });
-            }
+            i += 1 + n;
         }
         if matches!(b.get(i), Some(b'e' | b'E')) {
             i += 1;
             if matches!(b.get(i), Some(b'+' | b'-')) {
                 i += 1;
             }
-            let s = i;
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
+            let n = digits(i);
+            if n == 0 {
+                return Err(incomplete(i));
             }
-            if i == s {
-                return Err(if i >= b.len() {
-                    JsonError::Eof
-                } else {
-                    JsonError::Invalid("invalid number")
-                });
-            }
+            i += n;
         }
         if i >= b.len() {
             // A number can only be known complete once a following byte is seen.
@@ -433,10 +460,22 @@ impl<'a> Value<'a> {
 
 /// Parses a JSON integer literal; fractions, exponents and overflow are not integers.
 pub(crate) fn parse_int(t: &[u8]) -> Option<i64> {
-    if t.iter().any(|&c| c == b'.' || c == b'e' || c == b'E') {
+    let (negative, digits) = match t.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, t),
+    };
+    if digits.is_empty() {
         return None;
     }
-    std::str::from_utf8(t).ok()?.parse().ok()
+    // Accumulate negatively so i64::MIN parses.
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+    }
+    if negative { Some(v) } else { v.checked_neg() }
 }
 
 #[cfg(test)]

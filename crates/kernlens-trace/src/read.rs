@@ -8,7 +8,6 @@ use std::io::{self, Read};
 use std::sync::mpsc::{Receiver, sync_channel};
 
 use flate2::read::MultiGzDecoder;
-use rayon::prelude::*;
 
 use crate::collect::Collector;
 use crate::error::TraceError;
@@ -59,8 +58,10 @@ pub(crate) fn read(
                     // SAFETY: the map is read-only and private to this call. A file
                     // truncated by another process while mapped can fault; that is the
                     // documented cost of zero-copy reading, as for any mmap reader.
-                    let map =
-                        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err("map trace", e))?;
+                    // Pre-faulting the map in one call is cheaper than a page fault per
+                    // 4 KiB during the scan.
+                    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+                        .map_err(|e| io_err("map trace", e))?;
                     read_bytes(&map, limits, threads, REGION, collector, &mut log)
                 }
             }
@@ -199,7 +200,10 @@ fn read_bytes(
 
 /// The events of one region of a mapped array, in file order.
 struct Region<'a> {
-    events: Vec<Option<Event<'a>>>,
+    /// The events analysis uses; the others are only counted.
+    events: Vec<Event<'a>>,
+    /// Every event read, used or not.
+    count: u64,
     /// Problems with the number of events this region had yielded before each.
     problems: Vec<(u64, Problem)>,
     /// Where the next region must start to continue this one.
@@ -219,6 +223,7 @@ fn scan_region<'a>(
     let mut stack = Vec::new();
     let mut r = Region {
         events: Vec::new(),
+        count: 0,
         problems: Vec::new(),
         next: start,
         ended: false,
@@ -232,9 +237,14 @@ fn scan_region<'a>(
             r.next = pos;
             return r;
         }
-        let n = r.events.len() as u64;
+        let n = r.count;
         match scan::step(buf, &mut pos, true, limits, &mut stack, wanted) {
-            Step::Event(ev) => r.events.push(ev),
+            Step::Event(ev) => {
+                r.count += 1;
+                if let Some(ev) = ev {
+                    r.events.push(ev);
+                }
+            }
             Step::Problem(p) => r.problems.push((n, p)),
             Step::End(p) => {
                 if let Some(p) = p {
@@ -255,16 +265,14 @@ fn scan_region<'a>(
 
 fn apply_region(r: Region<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog) {
     let base = collector.out.event_total;
-    let mut problems = r.problems.into_iter().peekable();
-    for (i, ev) in r.events.into_iter().enumerate() {
-        while let Some((n, p)) = problems.next_if(|(n, _)| *n == i as u64) {
-            log.push(&p, base + n);
-        }
-        deliver(collector, ev);
+    // Problem positions are event counts, so the log can be written before the fold.
+    for (n, p) in &r.problems {
+        log.push(p, base + n);
     }
-    for (n, p) in problems {
-        log.push(&p, base + n);
+    for ev in r.events {
+        collector.fold(ev);
     }
+    collector.out.event_total = base + r.count;
 }
 
 /// Parallel regions, merged in file order. A region start is a guess (the byte pattern
@@ -298,29 +306,59 @@ fn read_parallel(
         .enumerate()
         .map(|(i, &s)| (s, starts.get(i + 1).copied().unwrap_or(usize::MAX)))
         .collect();
-    let mut expected = start;
-    // Waves bound memory: only a few regions' events exist at once.
-    for wave in bounds.chunks(threads * 2) {
-        let regions: Vec<Region<'_>> = pool.install(|| {
-            wave.par_iter()
-                .map(|&(s, stop)| scan_region(buf, s, stop, limits, wanted))
-                .collect()
-        });
-        for ((s, stop), region) in wave.iter().zip(regions) {
-            let region = if *s == expected {
+    // Regions are parsed on the pool while this thread folds finished ones in file
+    // order; at most `in_flight` regions' events exist at once, which bounds memory.
+    let in_flight = threads * 2 + 1;
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Region<'_>)>();
+    pool.in_place_scope(|scope| {
+        let mut next_spawn = 0;
+        let spawn = |i: usize| {
+            let (s, stop) = bounds[i];
+            let tx = tx.clone();
+            scope.spawn(move |_| {
+                let _ = tx.send((i, scan_region(buf, s, stop, limits, wanted)));
+            });
+        };
+        while next_spawn < bounds.len().min(in_flight) {
+            spawn(next_spawn);
+            next_spawn += 1;
+        }
+        let mut done: std::collections::BTreeMap<usize, Region<'_>> =
+            std::collections::BTreeMap::new();
+        let mut expected = start;
+        for i in 0..bounds.len() {
+            let region = loop {
+                if let Some(r) = done.remove(&i) {
+                    break r;
+                }
+                match rx.recv() {
+                    Ok((k, r)) => {
+                        done.insert(k, r);
+                    }
+                    // Every sender is gone without region i: cannot happen, but never hang.
+                    Err(_) => return,
+                }
+            };
+            if next_spawn < bounds.len() {
+                spawn(next_spawn);
+                next_spawn += 1;
+            }
+            let (s, stop) = bounds[i];
+            let region = if s == expected {
                 region
             } else {
                 // The guessed start was wrong (inside a string): redo from the true one.
-                scan_region(buf, expected, *stop, limits, wanted)
+                scan_region(buf, expected, stop, limits, wanted)
             };
             let ended = region.ended;
             expected = region.next;
             apply_region(region, collector, log);
             if ended {
+                // Later regions lie past the array; their results are dropped unread.
                 return;
             }
         }
-    }
+    });
 }
 
 /// Streams a reader through a bounded pipeline: one thread reads (and decompresses)
