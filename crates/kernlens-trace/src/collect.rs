@@ -198,9 +198,11 @@ impl<'o> Collector<'o> {
                         }
                     }
                 }
-                // Only step spans are kept: every cpu_op span would make memory grow with
-                // the CPU side of the trace.
-                if step {
+                // Spans that can twin a GPU annotation (§10.2a) are kept; namespaced ATen
+                // ops (`aten::mm`) never do, and keeping every op span would make memory
+                // grow with the CPU side of the trace.
+                let annotation_like = memchr::memmem::find(&name_bytes, b"::").is_none();
+                if ev.ph_x && (step || annotation_like) {
                     let pid = o.pids.intern(ev.pid.decode().into_owned());
                     let span = Span {
                         name: o.names.intern_raw(&ev.name),
@@ -208,7 +210,10 @@ impl<'o> Collector<'o> {
                         dur: ev.dur,
                         pid,
                     };
-                    o.cpu_steps.push(span);
+                    if step {
+                        o.cpu_steps.push(span);
+                    }
+                    o.cpu_spans.push(span);
                 }
             }
             Cat::UserAnnotation => {

@@ -679,3 +679,61 @@ fn back_to_back_events_with_one_extended() {
         "warning"
     );
 }
+
+fn sliver_trace(annotation_dur: f64) -> Vec<Value> {
+    let mut ev = Vec::new();
+    for i in 0..4 {
+        let base = 1000.0 * i as f64;
+        ev.push(json!({"ph":"X","cat":"user_annotation","name":format!("ProfilerStep#{i}"),"pid":1,"tid":1,"ts":base,"dur":1000.0,"args":{}}));
+        let (c1, c2) = (10 * i + 1, 10 * i + 2);
+        ev.push(launch(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            c1,
+            None,
+            base + 100.0,
+        ));
+        ev.push(launch(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            c2,
+            None,
+            base + 200.0,
+        ));
+        ev.push(kernel("small", base + 500.0, 50.0, Some(c1)));
+        ev.push(kernel("big", base + 600.0, 300.0, Some(c2)));
+        ev.push(annotation(
+            &format!("ProfilerStep#{i}"),
+            base + 500.0,
+            annotation_dur,
+        ));
+    }
+    ev
+}
+
+/// §10.2a: an annotation covering a quarter of the work its CPU step launched is replaced
+/// by the launched spans; one covering most of it is kept, with its coverage reported.
+#[test]
+fn annotation_covering_a_sliver_of_the_step_uses_launched_spans() {
+    let a = analyze_bytes(&trace(&sliver_trace(100.0)), &steady(3, StepSource::Auto));
+    let w = a.window.unwrap();
+    assert_eq!(w.method, "annotation_step_launch_span");
+    assert_eq!((w.start_us, w.end_us), (2500.0, 2900.0));
+    assert_eq!(w.annotation_coverage, Some(0.25));
+    let b = analyze_bytes(&trace(&sliver_trace(300.0)), &steady(3, StepSource::Auto));
+    let w = b.window.unwrap();
+    assert_eq!(
+        (w.method.as_str(), w.start_us, w.end_us),
+        ("annotation_step", 2500.0, 2800.0)
+    );
+    assert_eq!(w.annotation_coverage, Some(0.75));
+    let c = analyze_bytes(
+        &trace(&sliver_trace(100.0)),
+        &steady(3, StepSource::Annotation),
+    );
+    let w = c.window.unwrap();
+    assert_eq!(
+        (w.method.as_str(), w.annotation_coverage),
+        ("annotation_step", None)
+    );
+}
