@@ -140,7 +140,20 @@ pub fn prepare_with(
         let _ = remove_tree(&partial);
         return Err(e);
     }
-    let mut all_warnings = location.warnings.clone();
+    let mut all_warnings: Vec<String> = request
+        .policy
+        .validate()
+        .into_iter()
+        .map(|w| match w {
+            crate::policy::PolicyWarning::CopyDropsImportable { what } => {
+                format!("policy_copy_drops_importable: the copy filter drops {what}")
+            }
+            crate::policy::PolicyWarning::ExcludeLacksPycache => {
+                "policy_exclude_lacks_pycache: bytecode may enter the baseline".to_owned()
+            }
+        })
+        .collect();
+    all_warnings.extend(location.warnings.iter().cloned());
     all_warnings.extend(layout.warnings.iter().cloned());
     all_warnings.append(&mut warnings);
     let mut ws = Workspace::from_meta(meta, location.worktree.clone(), all_warnings);
