@@ -10,6 +10,7 @@ mod gate;
 mod ident;
 mod locate;
 mod scratch;
+mod split;
 mod summary;
 
 #[derive(Parser)]
@@ -27,6 +28,8 @@ struct Cli {
 enum Command {
     /// Timeline, graph coverage, attribution and top kernels of one trace.
     Summary(summary::Args),
+    /// Write one window of a trace as a new, valid trace (graph launches kept).
+    Split(split::Args),
     /// Identity keys, category and vendor of kernel names (`-` reads stdin).
     Ident(ident::Args),
     /// The idle gate with its graph guard, then the low-compute gate.
@@ -72,6 +75,7 @@ pub fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Summary(args) => summary::run(args),
+        Command::Split(args) => split::run(args),
         Command::Ident(args) => ident::run(args),
         Command::Gate(args) => gate::run(args),
         Command::Locate(args) => locate::run(args),

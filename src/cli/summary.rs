@@ -17,7 +17,10 @@ pub struct Args {
     /// Window to aggregate: auto, none, annotation, cpu-steps or START_US:END_US.
     #[arg(long, default_value = "none", value_parser = window_mode)]
     window: WindowMode,
-    /// Print the kernlens.summary/1 JSON document.
+    /// Analyse every rank of a directory in parallel and report the busy% spread.
+    #[arg(long)]
+    all_ranks: bool,
+    /// Print the kernlens.summary/1 JSON document (kernlens.ranks/1 with --all-ranks).
     #[arg(long)]
     json: bool,
     /// Exit with status 3 when the trace had structural problems.
@@ -43,6 +46,9 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut opts = Options::default();
     opts.top_k = args.top;
     opts.window = args.window;
+    if args.all_ranks {
+        return all_ranks(&args, &opts);
+    }
     let source = TraceSource::open(&args.trace)
         .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
     let analysis = kernlens_trace::analyze(&source, &opts)
@@ -53,6 +59,66 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         print!("{}", render(&analysis));
     }
     if args.strict && !analysis.stream_errors.is_empty() {
+        return Ok(ExitCode::from(EXIT_STRICT));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
+    let report = kernlens_trace::analyze_all_ranks(&args.trace, opts)
+        .map_err(|e| Failure::new(format!("cannot read ranks of '{}'", args.trace), e))?;
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        use std::fmt::Write;
+        let mut o = format!("{} rank(s) under {}\n", report.ranks.len(), report.input);
+        let _ = writeln!(
+            o,
+            "{:>6} {:>8} {:>8} {:>9}  trace",
+            "rank", "busy%", "idle%", "kernels"
+        );
+        for r in &report.ranks {
+            let rank = r.rank.map_or("-".to_string(), |n| n.to_string());
+            match &r.result {
+                Ok(a) => {
+                    let flag = if a.graph.under_recorded {
+                        "  (graph replays under-recorded)"
+                    } else {
+                        ""
+                    };
+                    let _ = writeln!(
+                        o,
+                        "{rank:>6} {:>8.2} {:>8.2} {:>9}  {}{flag}",
+                        a.timeline.busy_pct,
+                        a.timeline.idle_pct,
+                        a.attribution.kernel_count,
+                        r.trace_file
+                    );
+                }
+                Err(e) => {
+                    let _ = writeln!(o, "{rank:>6} failed: {e}");
+                }
+            }
+        }
+        if let Some(s) = &report.spread {
+            let r = |x: Option<u64>| x.map_or("-".to_string(), |n| n.to_string());
+            let _ = writeln!(
+                o,
+                "busy% spread: min {:.2} (rank {}), median {:.2}, max {:.2} (rank {})",
+                s.min,
+                r(s.min_rank),
+                s.median,
+                s.max,
+                r(s.max_rank)
+            );
+        }
+        print!("{o}");
+    }
+    let damaged = report
+        .ranks
+        .iter()
+        .any(|r| r.result.as_ref().is_ok_and(|a| !a.stream_errors.is_empty()));
+    if args.strict && damaged {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
     Ok(ExitCode::SUCCESS)

@@ -1,7 +1,7 @@
 //! The sequential fold: parsed events (in file order) become compact records, link maps
 //! and interned names. Nothing here looks at an event twice.
 
-use crate::event::{Cat, Dim3, Event, IdVal, normalize_dtypes, normalize_shapes};
+use crate::event::{Cat, Dim3, Event, IdVal, Wanted, normalize_dtypes, normalize_shapes};
 use crate::intern::{Interner, Map, Set, StrInterner};
 use crate::observe::{EventObserver, ObservedEvent, TraceId};
 
@@ -103,9 +103,12 @@ impl<'o> Collector<'o> {
         }
     }
 
-    /// Whether the parser must hand over `python_function` events.
-    pub(crate) fn wants_python(&self) -> bool {
-        self.observer.is_some()
+    /// What the parser must hand over: `python_function` events only for an observer.
+    pub(crate) fn wanted(&self) -> Wanted {
+        Wanted {
+            python_functions: self.observer.is_some(),
+            everything: false,
+        }
     }
 
     /// Counts an event analysis does not use.
@@ -265,7 +268,7 @@ impl<'o> Collector<'o> {
                     kind,
                 });
             }
-            Cat::PythonFunction | Cat::Other => {}
+            Cat::PythonFunction | Cat::Flow | Cat::Other => {}
         }
     }
 }

@@ -36,6 +36,12 @@ pub enum TraceError {
         /// The source's label.
         label: String,
     },
+    /// A steady-state window was asked for and the trace has none.
+    #[error("no repeating step window found in '{label}'")]
+    NoWindow {
+        /// The source's label.
+        label: String,
+    },
     /// A window whose end is before its start.
     #[error("invalid window: end {end_ns} ns is before start {start_ns} ns")]
     InvalidWindow {

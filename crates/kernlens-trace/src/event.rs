@@ -17,6 +17,8 @@ pub(crate) enum Cat {
     Memcpy,
     Memset,
     PythonFunction,
+    /// `ac2g` flow events (`id` = correlation); only split keeps them.
+    Flow,
     Other,
 }
 
@@ -38,6 +40,7 @@ impl Cat {
             b"user_annotation" => Cat::UserAnnotation,
             b"gpu_user_annotation" => Cat::GpuUserAnnotation,
             b"python_function" => Cat::PythonFunction,
+            b"ac2g" => Cat::Flow,
             _ => Cat::Other,
         }
     }
@@ -122,6 +125,10 @@ pub(crate) struct Args<'a> {
 pub(crate) struct Event<'a> {
     pub(crate) cat: Cat,
     pub(crate) ph_x: bool,
+    /// `ph` is `M` (metadata).
+    pub(crate) ph_m: bool,
+    /// The top-level `id` when it is an integer (flow events).
+    pub(crate) id: Option<i64>,
     pub(crate) name: RawStr<'a>,
     pub(crate) pid: IdRaw<'a>,
     pub(crate) tid: IdRaw<'a>,
@@ -134,6 +141,8 @@ pub(crate) struct Event<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Wanted {
     pub(crate) python_functions: bool,
+    /// Every event, whatever its category (split needs flows and metadata too).
+    pub(crate) everything: bool,
 }
 
 /// Parses one event object (the cursor on its `{`), validating all of it.
@@ -152,6 +161,7 @@ pub(crate) fn parse_event<'a>(
     let mut tid = None;
     let mut ts = None;
     let mut dur = None;
+    let mut id = None;
     let mut args: Option<Args<'a>> = None;
     let mut late_args: Option<&'a [u8]> = None;
     if c.open(b'{', b'}')? {
@@ -168,6 +178,7 @@ pub(crate) fn parse_event<'a>(
                     b"tid" => Some(&mut tid),
                     b"ts" => Some(&mut ts),
                     b"dur" => Some(&mut dur),
+                    b"id" => Some(&mut id),
                     b"args" => {
                         // Kineto writes `cat` before `args`: then args are read once, in
                         // place; otherwise their text is kept and read after the object.
@@ -175,7 +186,10 @@ pub(crate) fn parse_event<'a>(
                             cat = Some(Cat::from_raw(as_str(cat_raw)));
                         }
                         match cat {
-                            Some(k) if c.peek() == Some(b'{') && k != Cat::Other => {
+                            Some(k)
+                                if c.peek() == Some(b'{')
+                                    && !matches!(k, Cat::Other | Cat::Flow) =>
+                            {
                                 args = Some(read_args(c, k, stack)?);
                                 late_args = None;
                             }
@@ -215,12 +229,14 @@ pub(crate) fn parse_event<'a>(
     }
     let cat = cat.unwrap_or_else(|| Cat::from_raw(as_str(cat_raw)));
     let ph_x = as_str(ph).is_some_and(|p| p.eq_str("X"));
-    let keep = match cat {
-        Cat::Other => false,
-        Cat::PythonFunction => wanted.python_functions,
-        c if c.is_gpu() || c == Cat::GpuUserAnnotation || c == Cat::UserAnnotation => ph_x,
-        _ => true,
-    };
+    let ph_m = as_str(ph).is_some_and(|p| p.eq_str("M"));
+    let keep = wanted.everything
+        || match cat {
+            Cat::Other | Cat::Flow => false,
+            Cat::PythonFunction => wanted.python_functions,
+            c if c.is_gpu() || c == Cat::GpuUserAnnotation || c == Cat::UserAnnotation => ph_x,
+            _ => true,
+        };
     if !keep {
         return Ok(None);
     }
@@ -230,12 +246,16 @@ pub(crate) fn parse_event<'a>(
     };
     let args = match (args, late_args) {
         (Some(a), _) => a,
-        (None, Some(text)) => read_args(&mut Cursor::new(text, 0), cat, stack)?,
-        (None, None) => Args::default(),
+        (None, Some(text)) if !matches!(cat, Cat::Other | Cat::Flow) => {
+            read_args(&mut Cursor::new(text, 0), cat, stack)?
+        }
+        (None, _) => Args::default(),
     };
     Ok(Some(Event {
         cat,
         ph_x,
+        ph_m,
+        id: id.and_then(|v| v.as_int()),
         name: as_str(name).unwrap_or(RawStr {
             raw: b"",
             escaped: false,

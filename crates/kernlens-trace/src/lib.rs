@@ -61,6 +61,7 @@ mod rows;
 mod scan;
 mod select;
 mod source;
+mod split;
 mod timeline;
 mod window;
 
@@ -77,6 +78,7 @@ pub use report::{
     WindowStatus,
 };
 pub use source::TraceSource;
+pub use split::{SplitOptions, SplitReport, split, split_window};
 
 use collect::Collector;
 

@@ -47,6 +47,14 @@ impl TimeWindow {
         Ok(TimeWindow { start_ns, end_ns })
     }
 
+    /// A window from `start_ns` to at least `start_ns`.
+    pub(crate) fn clamped(start_ns: i64, end_ns: i64) -> Self {
+        TimeWindow {
+            start_ns,
+            end_ns: end_ns.max(start_ns),
+        }
+    }
+
     /// Parses `START_US:END_US` (decimal µs, converted exactly as `ts` is).
     pub fn parse_us(spec: &str) -> Result<Self, TraceError> {
         let bad = || TraceError::InvalidWindowSpec {

@@ -23,7 +23,39 @@ pub(crate) struct ReadOutput {
     pub(crate) provenance: Option<Vec<u8>>,
 }
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Receives what a streamed read finds, in file order.
+pub(crate) trait StreamSink {
+    /// Which events the parser must hand over.
+    fn wanted(&self) -> Wanted;
+    /// Events read so far (problem messages count them).
+    fn count(&self) -> u64;
+    /// One complete event; `raw` is its exact text.
+    fn event(&mut self, ev: Option<Event<'_>>, raw: &[u8]);
+    /// The bytes before the `"traceEvents"` key.
+    fn prefix(&mut self, _prefix: &[u8]) {}
+    /// Whether [`StreamSink::suffix`] is wanted (it means reading to the end).
+    fn wants_suffix(&self) -> bool {
+        false
+    }
+    /// Everything after the array's closing `]`, when the array ended cleanly.
+    fn suffix(&mut self, _rest: &[u8]) {}
+}
+
+impl StreamSink for Collector<'_> {
+    fn wanted(&self) -> Wanted {
+        Collector::wanted(self)
+    }
+
+    fn count(&self) -> u64 {
+        self.out.event_total
+    }
+
+    fn event(&mut self, ev: Option<Event<'_>>, _raw: &[u8]) {
+        deliver(self, ev);
+    }
+}
 /// Size of one read from a stream.
 const CHUNK: usize = 1 << 20;
 /// Size of one parallel region of a mapped file.
@@ -176,9 +208,7 @@ fn read_bytes(
         Located::NeedMore => return None,
     };
     let (start, provenance) = body;
-    let wanted = Wanted {
-        python_functions: collector.wants_python(),
-    };
+    let wanted = collector.wanted();
     let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
     if threads == 1 || buf.len() - start < 2 * region {
         let r = scan_region(buf, start, usize::MAX, limits, wanted);
@@ -363,11 +393,11 @@ fn read_parallel(
 
 /// Streams a reader through a bounded pipeline: one thread reads (and decompresses)
 /// while this one parses. At most a few chunks plus one event are buffered.
-fn read_stream<R: Read + Send>(
+pub(crate) fn read_stream<R: Read + Send>(
     reader: R,
     gzip: bool,
     limits: &Limits,
-    collector: &mut Collector<'_>,
+    collector: &mut dyn StreamSink,
     log: &mut ErrorLog,
 ) -> Option<Vec<u8>> {
     std::thread::scope(|scope| {
@@ -401,18 +431,16 @@ fn parse_stream(
     rx: Receiver<io::Result<Vec<u8>>>,
     gzip: bool,
     limits: &Limits,
-    collector: &mut Collector<'_>,
+    sink: &mut dyn StreamSink,
     log: &mut ErrorLog,
 ) -> Option<Vec<u8>> {
-    let wanted = Wanted {
-        python_functions: collector.wants_python(),
-    };
+    let wanted = sink.wanted();
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
     let mut stack = Vec::new();
     // Pulls at least `want` more bytes (or reaches the end).
     let pull = |buf: &mut Vec<u8>, eof: &mut bool, log: &mut ErrorLog, n: u64, want: usize| {
-        let target = buf.len() + want.max(1);
+        let target = buf.len().saturating_add(want.max(1));
         while buf.len() < target && !*eof {
             match rx.recv() {
                 Ok(Ok(chunk)) => buf.extend_from_slice(&chunk),
@@ -427,7 +455,10 @@ fn parse_stream(
     // Prefix: the whole prefix stays buffered (bounded by max_prefix_bytes).
     let (mut pos, provenance) = loop {
         match scan::locate_array(&buf, eof, limits) {
-            Located::Array { key_at, body } => break (body, prefix_provenance(&buf[..key_at])),
+            Located::Array { key_at, body } => {
+                sink.prefix(&buf[..key_at]);
+                break (body, prefix_provenance(&buf[..key_at]));
+            }
             Located::Failed(p) => {
                 log.push(&p, 0);
                 return None;
@@ -436,13 +467,30 @@ fn parse_stream(
         }
     };
     loop {
-        let n = collector.out.event_total;
+        let n = sink.count();
+        let start = pos;
         match scan::step(&buf, &mut pos, eof, limits, &mut stack, wanted) {
-            Step::Event(ev) => deliver(collector, ev),
+            Step::Event(ev) => {
+                // `step` skipped separators before the object; its text starts at `{`.
+                let from = buf[start..pos]
+                    .iter()
+                    .position(|&b| b == b'{')
+                    .map_or(start, |o| start + o);
+                sink.event(ev, &buf[from..pos]);
+            }
             Step::Problem(p) => log.push(&p, n),
             Step::End(p) => {
-                if let Some(p) = p {
-                    log.push(&p, n);
+                match p {
+                    Some(p) => log.push(&p, n),
+                    None if sink.wants_suffix() => {
+                        // The rest of the document: bounded like the prefix.
+                        while !eof && buf.len() - pos <= limits.max_prefix_bytes {
+                            pull(&mut buf, &mut eof, log, n, CHUNK);
+                        }
+                        let end = buf.len().min(pos.saturating_add(limits.max_prefix_bytes));
+                        sink.suffix(&buf[pos..end]);
+                    }
+                    None => {}
                 }
                 return provenance;
             }

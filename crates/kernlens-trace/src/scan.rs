@@ -353,6 +353,32 @@ pub(crate) fn prefix_member<'a>(prefix: &'a [u8], member: &str) -> Option<&'a [u
     }
 }
 
+/// The byte range of a top-level member that precedes `traceEvents`, from its name to the
+/// start of the next member (so cutting it out leaves valid JSON).
+pub(crate) fn prefix_member_span(prefix: &[u8], member: &str) -> Option<(usize, usize)> {
+    let start = memchr::memchr(b'{', prefix)?;
+    let mut c = Cursor::new(prefix, start);
+    let mut stack = Vec::new();
+    if !c.open(b'{', b'}').ok()? {
+        return None;
+    }
+    loop {
+        let at = c.i;
+        let key = c.key().ok()?;
+        if key.eq_str("traceEvents") {
+            return None;
+        }
+        c.skip_value(&mut stack).ok()?;
+        let more = c.next_or_close(b'}').ok()?;
+        if key.eq_str(member) {
+            return Some((at, c.i));
+        }
+        if !more {
+            return None;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

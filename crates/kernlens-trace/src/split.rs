@@ -1,0 +1,430 @@
+//! Split: one window of a trace written as a new, valid Kineto trace (trace.md §15).
+//!
+//! Two passes by design: the first finds the window's GPU events and the correlations
+//! and External ids that tie CPU events to them; the second copies the kept events
+//! byte for byte. Graph launches are kept through their correlation only, never by
+//! their CPU time (which runs ahead of the GPU and belongs to the next replay).
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+
+use flate2::read::MultiGzDecoder;
+use serde::Serialize;
+
+use crate::analysis::parse_provenance;
+use crate::collect::{Collected, Collector};
+use crate::error::TraceError;
+use crate::event::{Cat, Event, Wanted};
+use crate::graph;
+use crate::intern::Set;
+use crate::json::Cursor;
+use crate::options::{Limits, TimeWindow, WindowMode};
+use crate::read::{self, GZIP_MAGIC, StreamSink};
+use crate::report::{ChunkWindow, GraphCoverage, us};
+use crate::scan::{self, ErrorLog};
+use crate::source::{Input, TraceSource};
+use crate::window;
+
+/// Options of [`split`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SplitOptions {
+    /// Gzip the output.
+    pub gzip: bool,
+    /// Input bounds (as for analysis).
+    pub limits: Limits,
+}
+
+/// What a split read and wrote.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct SplitReport {
+    /// The window written.
+    pub window: ChunkWindow,
+    /// Events in the source.
+    pub events_read: u64,
+    /// Events in the chunk.
+    pub events_written: u64,
+    /// Kernels, copies, memsets and GPU annotations kept.
+    pub gpu_events: u64,
+    /// Runtime and driver launch events kept.
+    pub launch_events: u64,
+    /// Of those, graph launches.
+    pub graph_launch_events: u64,
+    /// `cpu_op` and `user_annotation` events kept.
+    pub cpu_events: u64,
+    /// `ac2g` flow events kept.
+    pub flow_events: u64,
+    /// Metadata (`ph: M`) events kept.
+    pub metadata_events: u64,
+    /// Problems met reading the source (the chunk holds its recovered events).
+    pub stream_errors: Vec<String>,
+}
+
+/// The `kernlens` member written into a chunk.
+#[derive(Serialize)]
+struct ChunkMember<'a> {
+    schema: &'static str,
+    source_file: &'a str,
+    window: ChunkWindow,
+    source_graph: &'a GraphCoverage,
+}
+
+/// Writes the events of `window` from `source` to `out` as a new trace.
+pub fn split(
+    source: &TraceSource,
+    window: TimeWindow,
+    out: impl Write,
+    opts: &SplitOptions,
+) -> Result<SplitReport, TraceError> {
+    split_window(source, &WindowMode::Explicit(window), out, opts)
+}
+
+/// Like [`split`], with the window chosen by `mode` in the first pass (a steady window
+/// that is not found is [`TraceError::NoWindow`]; `Full` takes the whole GPU span).
+pub fn split_window(
+    source: &TraceSource,
+    mode: &WindowMode,
+    out: impl Write,
+    opts: &SplitOptions,
+) -> Result<SplitReport, TraceError> {
+    if matches!(source.input, Input::Reader(_)) {
+        return Err(TraceError::NotSeekable {
+            label: source.file().to_string(),
+        });
+    }
+    let mut collector = Collector::new(None);
+    let first = read::read(source, &opts.limits, None, &mut collector)?;
+    let c = collector.out;
+    let window = match *mode {
+        WindowMode::Explicit(w) => w,
+        WindowMode::Steady {
+            min_repeats,
+            source: steps,
+        } => window::choose(&c, min_repeats, steps)
+            .map(|ch| ch.window)
+            .ok_or_else(|| TraceError::NoWindow {
+                label: source.file().to_string(),
+            })?,
+        WindowMode::Full => full_span(&c),
+    };
+    let graph = graph::coverage(&c);
+    let provenance = parse_provenance(first.provenance.as_deref());
+    let file_name = std::path::Path::new(source.file()).file_name().map_or_else(
+        || source.file().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    // A chunk of a chunk keeps the original trace's name and coverage.
+    let (source_file, source_graph) = match provenance
+        .as_ref()
+        .and_then(|p| p.source_graph.clone().map(|g| (p, g)))
+    {
+        Some((p, g)) => (p.source_file.clone(), g),
+        None => (file_name, graph),
+    };
+    let member = serde_json::to_string(&ChunkMember {
+        schema: "kernlens.chunk/1",
+        source_file: &source_file,
+        window: ChunkWindow {
+            start_us: us(window.start_ns()),
+            end_us: us(window.end_ns()),
+        },
+        source_graph: &source_graph,
+    })
+    .map_err(|e| TraceError::Write {
+        what: "chunk provenance".into(),
+        source: io::Error::other(e),
+    })?;
+    let (corrs, exts) = kept_links(&c, window);
+    drop(c);
+
+    let mut sink = SplitSink {
+        out: Output::new(out, opts.gzip),
+        window,
+        corrs,
+        exts,
+        member,
+        report: SplitReport {
+            window: ChunkWindow {
+                start_us: us(window.start_ns()),
+                end_us: us(window.end_ns()),
+            },
+            events_read: 0,
+            events_written: 0,
+            gpu_events: 0,
+            launch_events: 0,
+            graph_launch_events: 0,
+            cpu_events: 0,
+            flow_events: 0,
+            metadata_events: 0,
+            stream_errors: Vec::new(),
+        },
+        started: false,
+        closed: false,
+        error: None,
+    };
+    let mut log = ErrorLog::default();
+    match &source.input {
+        Input::File(path) => {
+            let io_err = |source| TraceError::Io {
+                action: "open trace",
+                path: path.clone(),
+                source,
+            };
+            let mut file = File::open(path).map_err(io_err)?;
+            let mut magic = [0u8; 2];
+            let gz = file.read(&mut magic).map_err(io_err)? == 2 && magic == GZIP_MAGIC;
+            let file = File::open(path).map_err(io_err)?;
+            if gz {
+                read::read_stream(
+                    MultiGzDecoder::new(file),
+                    true,
+                    &opts.limits,
+                    &mut sink,
+                    &mut log,
+                );
+            } else {
+                read::read_stream(file, false, &opts.limits, &mut sink, &mut log);
+            }
+        }
+        Input::Bytes(bytes) if bytes.starts_with(&GZIP_MAGIC) => {
+            read::read_stream(
+                MultiGzDecoder::new(&bytes[..]),
+                true,
+                &opts.limits,
+                &mut sink,
+                &mut log,
+            );
+        }
+        Input::Bytes(bytes) => {
+            read::read_stream(&bytes[..], false, &opts.limits, &mut sink, &mut log);
+        }
+        Input::Reader(_) => {
+            return Err(TraceError::NotSeekable {
+                label: source.file().to_string(),
+            });
+        }
+    }
+    let mut report = sink.finish()?;
+    report.stream_errors = log.finish();
+    Ok(report)
+}
+
+/// The GPU span of the whole trace, for a `Full` split (end exclusive, so it reaches one
+/// past the last start and keeps every event).
+fn full_span(c: &Collected) -> TimeWindow {
+    let start = c.gpu.iter().map(|r| r.ts).min().unwrap_or(0);
+    let end = c
+        .gpu
+        .iter()
+        .map(|r| r.ts.saturating_add(r.dur))
+        .max()
+        .unwrap_or(0);
+    let last_start = c.gpu.iter().map(|r| r.ts).max().unwrap_or(0);
+    TimeWindow::clamped(start, end.max(last_start.saturating_add(1)))
+}
+
+/// Correlations of the window's GPU events, and the External ids their launches carry.
+fn kept_links(c: &Collected, window: TimeWindow) -> (Set<i64>, Set<i64>) {
+    let corrs: Set<i64> = c
+        .gpu
+        .iter()
+        .filter(|r| window.contains(r.ts))
+        .filter_map(|r| r.corr)
+        .collect();
+    let exts: Set<i64> = corrs
+        .iter()
+        .filter_map(|k| c.links.get(k).copied())
+        .collect();
+    (corrs, exts)
+}
+
+enum Output<W: Write> {
+    Plain(W),
+    Gzip(flate2::write::GzEncoder<W>),
+}
+
+impl<W: Write> Output<W> {
+    fn new(w: W, gzip: bool) -> Self {
+        if gzip {
+            Output::Gzip(flate2::write::GzEncoder::new(
+                w,
+                flate2::Compression::default(),
+            ))
+        } else {
+            Output::Plain(w)
+        }
+    }
+
+    fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
+        match self {
+            Output::Plain(w) => w.write_all(b),
+            Output::Gzip(w) => w.write_all(b),
+        }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        match self {
+            Output::Plain(mut w) => w.flush(),
+            Output::Gzip(w) => w.finish()?.flush(),
+        }
+    }
+}
+
+struct SplitSink<W: Write> {
+    out: Output<W>,
+    window: TimeWindow,
+    corrs: Set<i64>,
+    exts: Set<i64>,
+    member: String,
+    report: SplitReport,
+    started: bool,
+    closed: bool,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> SplitSink<W> {
+    fn write(&mut self, b: &[u8]) {
+        if self.error.is_none()
+            && let Err(e) = self.out.write_all(b)
+        {
+            self.error = Some(e);
+        }
+    }
+
+    fn keep(&mut self, ev: &Event<'_>) -> bool {
+        let r = &mut self.report;
+        if ev.ph_m {
+            r.metadata_events += 1;
+            return true;
+        }
+        match ev.cat {
+            Cat::Kernel | Cat::Memcpy | Cat::Memset | Cat::GpuUserAnnotation => {
+                let keep = ev.ph_x && self.window.contains(ev.ts);
+                r.gpu_events += u64::from(keep);
+                keep
+            }
+            Cat::Runtime | Cat::Driver => {
+                let keep = ev.args.correlation.is_some_and(|k| self.corrs.contains(&k));
+                if keep {
+                    r.launch_events += 1;
+                    let graph = memchr::memmem::find(ev.name.decode().as_bytes(), b"GraphLaunch")
+                        .is_some();
+                    r.graph_launch_events += u64::from(graph);
+                }
+                keep
+            }
+            Cat::CpuOp | Cat::UserAnnotation => {
+                let keep = ev.args.external_id.is_some_and(|x| self.exts.contains(&x));
+                r.cpu_events += u64::from(keep);
+                keep
+            }
+            Cat::Flow => {
+                let keep = ev.id.is_some_and(|k| self.corrs.contains(&k));
+                r.flow_events += u64::from(keep);
+                keep
+            }
+            Cat::PythonFunction | Cat::Other => false,
+        }
+    }
+
+    fn finish(mut self) -> Result<SplitReport, TraceError> {
+        if !self.started {
+            // No array was found: still write a valid, empty chunk.
+            let member = self.member.clone();
+            self.write(format!("{{\"kernlens\": {member}, \"traceEvents\": [").as_bytes());
+            self.started = true;
+        }
+        if !self.closed {
+            // A truncated source: close the chunk so it is still valid JSON.
+            self.write(b"\n]}\n");
+        }
+        let wrap = |source| TraceError::Write {
+            what: "split chunk".into(),
+            source,
+        };
+        if let Some(e) = self.error.take() {
+            return Err(wrap(e));
+        }
+        self.out.finish().map_err(wrap)?;
+        Ok(self.report)
+    }
+}
+
+impl<W: Write> StreamSink for SplitSink<W> {
+    fn wanted(&self) -> Wanted {
+        Wanted {
+            python_functions: false,
+            everything: true,
+        }
+    }
+
+    fn count(&self) -> u64 {
+        self.report.events_read
+    }
+
+    fn prefix(&mut self, prefix: &[u8]) {
+        // Copy the members before traceEvents, dropping an old `kernlens` member, and
+        // write ours immediately before the array.
+        let (head, tail) = match scan::prefix_member_span(prefix, "kernlens") {
+            Some((a, b)) => (&prefix[..a], &prefix[b..]),
+            None => (prefix, &prefix[prefix.len()..]),
+        };
+        let member = self.member.clone();
+        self.write(head);
+        self.write(tail);
+        self.write(format!("\"kernlens\": {member},\n  \"traceEvents\": [").as_bytes());
+        self.started = true;
+    }
+
+    fn event(&mut self, ev: Option<Event<'_>>, raw: &[u8]) {
+        self.report.events_read += 1;
+        let Some(ev) = ev else { return };
+        if self.keep(&ev) {
+            let sep: &[u8] = if self.report.events_written == 0 {
+                b"\n  "
+            } else {
+                b",\n  "
+            };
+            self.write(sep);
+            self.write(raw);
+            self.report.events_written += 1;
+        }
+    }
+
+    fn wants_suffix(&self) -> bool {
+        true
+    }
+
+    fn suffix(&mut self, rest: &[u8]) {
+        // The members after the array, copied verbatim when they are complete JSON.
+        let valid = valid_suffix(rest);
+        self.write(b"\n]");
+        self.write(&rest[..valid]);
+        if valid == 0 {
+            self.write(b"}");
+        }
+        self.write(b"\n");
+        self.closed = true;
+    }
+}
+
+/// Length of the well-formed `( , "key": value )* }` text at the start of `rest`, or 0.
+fn valid_suffix(rest: &[u8]) -> usize {
+    let mut c = Cursor::new(rest, 0);
+    let mut stack = Vec::new();
+    loop {
+        c.skip_ws();
+        match c.peek() {
+            Some(b'}') => return c.i + 1,
+            Some(b',') => {
+                c.i += 1;
+                c.skip_ws();
+                if c.key().is_err() || c.skip_value(&mut stack).is_err() {
+                    return 0;
+                }
+            }
+            _ => return 0,
+        }
+    }
+}

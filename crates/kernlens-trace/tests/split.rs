@@ -1,0 +1,196 @@
+//! Split (trace.md §15, §18 scenarios 59–60): chunks are valid traces that keep their
+//! graph launches and record the source's whole-trace coverage.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::Read;
+
+use common::*;
+use kernlens_trace::{
+    Options, SplitOptions, StepSource, TimeWindow, TraceError, TraceSource, WindowMode, analyze,
+    split, split_window,
+};
+use serde_json::{Value, json};
+
+fn analyze_chunk(chunk: &[u8]) -> kernlens_trace::Analysis {
+    let mut o = Options::default();
+    o.top_k = 0;
+    analyze(&TraceSource::from_bytes("chunk.json", chunk.to_vec()), &o).unwrap()
+}
+
+#[test]
+fn compiled_reduce_overhead_steady_chunk() {
+    let src = TraceSource::open(shared("compiled_ro.json.gz")).unwrap();
+    let mut chunk = Vec::new();
+    let report = split_window(
+        &src,
+        &WindowMode::steady(StepSource::Auto),
+        &mut chunk,
+        &SplitOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(report.events_written, 157);
+    assert_eq!(
+        (
+            report.metadata_events,
+            report.gpu_events,
+            report.launch_events,
+            report.graph_launch_events,
+            report.cpu_events,
+            report.flow_events
+        ),
+        (58, 34 + 12 + 1, 2, 1, 2, 48)
+    );
+    assert!(report.stream_errors.is_empty());
+    // A standard JSON parser reads the chunk.
+    let doc: Value = serde_json::from_slice(&chunk).unwrap();
+    assert_eq!(doc["traceEvents"].as_array().unwrap().len(), 157);
+    assert_eq!(doc["kernlens"]["schema"], "kernlens.chunk/1");
+    assert_eq!(doc["kernlens"]["source_file"], "compiled_ro.json.gz");
+    assert!(
+        doc.get("deviceProperties").is_some(),
+        "top-level members are copied"
+    );
+    let a = analyze_chunk(&chunk);
+    assert_eq!(a.attribution.kernel_count, 34);
+    assert_eq!(a.timeline.kernel_sum_us, 870.527);
+    let g = &a.graph;
+    assert_eq!(
+        (
+            g.launches,
+            g.launches_with_kernels,
+            g.coverage,
+            g.graph_kernels,
+            g.under_recorded
+        ),
+        (1, 1, Some(1.0), 33, false)
+    );
+    let p = a.provenance.unwrap().source_graph.unwrap();
+    assert_eq!(
+        (
+            p.launches,
+            p.launches_with_kernels,
+            p.coverage,
+            p.graph_kernels,
+            p.under_recorded
+        ),
+        (8, 8, Some(1.0), 264, false)
+    );
+}
+
+fn under_recorded() -> Vec<u8> {
+    let mut ev = vec![cpu_op("aten::mm", 200)];
+    for c in 5..=8 {
+        ev.push(runtime("hipGraphLaunch", c, None));
+    }
+    ev.push(runtime("hipLaunchKernel", 99, Some(200)));
+    ev.push(kernel("Cijk", 1000.0, 100.0, Some(99)));
+    ev.push(kernel("graph_fused_attn", 1100.0, 100.0, Some(5)));
+    ev.push(kernel("graph_fused_mlp", 10_000_000.0, 100.0, Some(5)));
+    trace(&ev)
+}
+
+#[test]
+fn a_chunk_remembers_that_its_source_was_under_recorded() {
+    let src = TraceSource::from_bytes("ur.json", under_recorded());
+    let mut chunk = Vec::new();
+    let w = TimeWindow::new(0, 2_000_000).unwrap();
+    split(&src, w, &mut chunk, &SplitOptions::default()).unwrap();
+    let a = analyze_chunk(&chunk);
+    assert!(!a.graph.under_recorded);
+    assert!(
+        a.provenance
+            .as_ref()
+            .unwrap()
+            .source_graph
+            .as_ref()
+            .unwrap()
+            .under_recorded
+    );
+    assert_eq!(a.attribution.kernel_count, 2);
+    assert_eq!(
+        a.ops.iter().find(|o| o.name == "aten::mm").map(|o| o.calls),
+        Some(1),
+        "the cpu_op came along"
+    );
+
+    // A chunk of the chunk carries the original provenance unchanged.
+    let mut second = Vec::new();
+    split(
+        &TraceSource::from_bytes("chunk.json", chunk.clone()),
+        TimeWindow::new(0, 1_050_000).unwrap(),
+        &mut second,
+        &SplitOptions::default(),
+    )
+    .unwrap();
+    let b = analyze_chunk(&second);
+    let p = b.provenance.unwrap();
+    assert_eq!(p.source_file, "ur.json");
+    assert!(p.source_graph.unwrap().under_recorded);
+    assert_eq!(b.attribution.kernel_count, 1);
+    let doc: Value = serde_json::from_slice(&second).unwrap();
+    assert_eq!(
+        doc.as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| *k == "kernlens")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn stdin_cannot_be_split() {
+    let src = TraceSource::from_reader("-", std::io::Cursor::new(t1()));
+    let err = split(
+        &src,
+        TimeWindow::new(0, 1).unwrap(),
+        Vec::new(),
+        &SplitOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, TraceError::NotSeekable { .. }));
+}
+
+#[test]
+fn a_truncated_source_still_gives_a_valid_chunk() {
+    let mut t = br#"{"schemaVersion":1,"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2,"args":{"correlation":3}},"#.to_vec();
+    t.extend_from_slice(br#"{"ph":"X","cat":"ker"#);
+    let mut chunk = Vec::new();
+    let r = split(
+        &TraceSource::from_bytes("cut.json", t),
+        TimeWindow::new(0, 10_000).unwrap(),
+        &mut chunk,
+        &SplitOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(r.events_written, 1);
+    assert_eq!(r.stream_errors.len(), 1);
+    let doc: Value = serde_json::from_slice(&chunk).unwrap();
+    assert_eq!(doc["schemaVersion"], 1);
+    assert_eq!(doc["traceEvents"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn members_after_the_array_and_gzip_output() {
+    let t = serde_json::to_vec(&json!({"traceEvents":[kernel("k", 1.0, 1.0, Some(1))], "traceName": "after", "n": [1, {"x": 2}]})).unwrap();
+    let mut opts = SplitOptions::default();
+    opts.gzip = true;
+    let mut gz = Vec::new();
+    split(
+        &TraceSource::from_bytes("t.json", gzip(&t)),
+        TimeWindow::new(0, 5_000).unwrap(),
+        &mut gz,
+        &opts,
+    )
+    .unwrap();
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(&gz[..])
+        .read_to_end(&mut plain)
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&plain).unwrap();
+    assert_eq!(doc["traceName"], "after");
+    assert_eq!(doc["n"], json!([1, {"x": 2}]));
+    assert_eq!(doc["traceEvents"].as_array().unwrap().len(), 1);
+}

@@ -1,0 +1,87 @@
+//! `kernlens split TRACE --window SPEC -o OUT`: one window written as a new valid trace.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::process::ExitCode;
+
+use kernlens_trace::{SplitOptions, SplitReport, TraceSource, WindowMode, split_window};
+
+use super::summary::window_mode;
+use super::{EXIT_STRICT, Failure};
+
+/// Arguments of `kernlens split`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Trace file (.json or .json.gz) or a directory of traces; not stdin (split reads twice).
+    trace: String,
+    /// The window: auto, annotation, cpu-steps or START_US:END_US.
+    #[arg(long, value_parser = split_window_mode)]
+    window: WindowMode,
+    /// Output file; a name ending in .gz is gzip-compressed.
+    #[arg(short = 'o', long = "output")]
+    output: String,
+    /// Print the kernlens.split/1 JSON report.
+    #[arg(long)]
+    json: bool,
+    /// Exit with status 3 when the source had structural problems.
+    #[arg(long)]
+    strict: bool,
+}
+
+fn split_window_mode(spec: &str) -> Result<WindowMode, String> {
+    match window_mode(spec)? {
+        WindowMode::Full => {
+            Err("a split needs a window: auto, annotation, cpu-steps or START_US:END_US".into())
+        }
+        mode => Ok(mode),
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    let what = || format!("cannot split '{}'", args.trace);
+    let source = TraceSource::open(&args.trace).map_err(|e| Failure::new(what(), e))?;
+    let file = File::create(&args.output)
+        .map_err(|e| Failure::new(format!("cannot create '{}'", args.output), e))?;
+    let mut opts = SplitOptions::default();
+    opts.gzip = args.output.ends_with(".gz");
+    let report = split_window(&source, &args.window, BufWriter::new(file), &opts).map_err(|e| {
+        // Leave no half-written chunk behind.
+        let _ = std::fs::remove_file(&args.output);
+        Failure::new(what(), e)
+    })?;
+    if args.json {
+        let mut doc = serde_json::json!({ "schema": "kernlens.split/1" });
+        if let (Some(obj), Ok(serde_json::Value::Object(fields))) =
+            (doc.as_object_mut(), serde_json::to_value(&report))
+        {
+            obj.extend(fields);
+        }
+        println!("{doc}");
+    } else {
+        print!("{}", render(&report, &args.output));
+    }
+    if args.strict && !report.stream_errors.is_empty() {
+        return Ok(ExitCode::from(EXIT_STRICT));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(r: &SplitReport, out: &str) -> String {
+    let mut o = format!(
+        "wrote {out}: window [{:.3}, {:.3}) us, {} of {} events\n  gpu {}  launches {} (graph {})  cpu {}  flows {}  metadata {}\n",
+        r.window.start_us,
+        r.window.end_us,
+        r.events_written,
+        r.events_read,
+        r.gpu_events,
+        r.launch_events,
+        r.graph_launch_events,
+        r.cpu_events,
+        r.flow_events,
+        r.metadata_events
+    );
+    for e in r.stream_errors.iter().take(5) {
+        o.push_str(&format!("  stream error: {e}\n"));
+    }
+    o
+}
