@@ -276,8 +276,15 @@ impl Locator {
     /// Locates one name.
     pub fn locate(&mut self, name: &str, opts: &LocateOptions) -> LocateResult {
         let mut v = self.locate_many(&[name], opts);
-        v.pop()
-            .unwrap_or_else(|| not_found(name, &[], None, None, SourceKindNone::get(name, opts)))
+        v.pop().unwrap_or_else(|| {
+            not_found(
+                name,
+                &[],
+                None,
+                None,
+                source_kind_for(name, None, &opts.kind),
+            )
+        })
     }
 
     /// Locates many names in one pass over the roots; results in input order.
@@ -809,15 +816,6 @@ impl Locator {
             candidates,
             launcher: report,
         }
-    }
-}
-
-/// Placeholder used where a kind is needed for a name without a path.
-struct SourceKindNone;
-
-impl SourceKindNone {
-    fn get(name: &str, opts: &LocateOptions) -> crate::kind::SourceKind {
-        source_kind_for(name, None, &opts.kind)
     }
 }
 

@@ -39,9 +39,18 @@ pub const DEFAULT_SKIP_DIRS: &[&str] = &[
     "CMakeFiles",
 ];
 
-/// The compiled keyword set: one automaton, pattern index → keyword id.
+/// The compiled keyword set, pattern index → keyword id.
+///
+/// One logical scan, two automata over the same patterns: a leftmost-first
+/// search runs over the whole file (the fast path, as fast as a grep), and
+/// the overlapping search that the nested prefix keywords need runs only
+/// inside the regions it reported. Every occurrence of any keyword starts
+/// inside some leftmost-first match (the leftmost search can only skip
+/// positions covered by a match it reported), so the counts are exact.
 pub(crate) struct Patterns {
-    ac: AhoCorasick,
+    lead: AhoCorasick,
+    all: AhoCorasick,
+    max_len: usize,
     ids: Vec<u32>,
 }
 
@@ -50,18 +59,22 @@ impl Patterns {
         if keywords.is_empty() {
             return None;
         }
-        let ac = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(keywords.iter().map(|(_, k)| k.as_bytes()))
-            .or_else(|_| {
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::Standard)
-                    .build(keywords.iter().map(|(_, k)| k.as_bytes()))
-            })
-            .ok()?;
+        let build = |kind: MatchKind| {
+            AhoCorasick::builder()
+                .match_kind(kind)
+                .kind(Some(AhoCorasickKind::DFA))
+                .build(keywords.iter().map(|(_, k)| k.as_bytes()))
+                .or_else(|_| {
+                    AhoCorasick::builder()
+                        .match_kind(kind)
+                        .build(keywords.iter().map(|(_, k)| k.as_bytes()))
+                })
+                .ok()
+        };
         Some(Patterns {
-            ac,
+            lead: build(MatchKind::LeftmostFirst)?,
+            all: build(MatchKind::Standard)?,
+            max_len: keywords.iter().map(|(_, k)| k.len()).max().unwrap_or(0),
             ids: keywords.iter().map(|(id, _)| *id).collect(),
         })
     }
@@ -80,34 +93,53 @@ pub(crate) struct KwHit {
 pub(crate) struct Scratch {
     slot: Vec<u32>,
     hits: Vec<KwHit>,
+    spans: Vec<(usize, usize)>,
     buf: Vec<u8>,
 }
 
-/// Every (keyword, count, first offsets) of `hay`, with overlapping matches
-/// because prefix keywords nest inside one another.
+/// Every (keyword, count, first offsets) of `hay`, counting overlapping
+/// matches because prefix keywords nest inside one another.
 pub(crate) fn scan_bytes(p: &Patterns, hay: &[u8], scratch: &mut Scratch) -> Vec<KwHit> {
     if scratch.slot.len() < p.ids.len() {
         scratch.slot.resize(p.ids.len(), u32::MAX);
     }
     scratch.hits.clear();
-    for m in p.ac.find_overlapping_iter(hay) {
-        let pi = m.pattern().as_usize();
-        let slot = scratch.slot[pi];
-        let hit = if slot == u32::MAX {
-            scratch.slot[pi] = scratch.hits.len() as u32;
-            scratch.hits.push(KwHit {
-                kw: pi as u32,
-                count: 0,
-                offsets: Vec::new(),
-            });
-            scratch.hits.last_mut()
-        } else {
-            scratch.hits.get_mut(slot as usize)
-        };
-        if let Some(h) = hit {
-            h.count += 1;
-            if h.offsets.len() < MAX_OFFSETS {
-                h.offsets.push(m.start() as u32);
+    scratch.spans.clear();
+    // Regions: runs of leftmost-first matches closer than the longest keyword.
+    for m in p.lead.find_iter(hay) {
+        match scratch.spans.last_mut() {
+            Some(last) if m.start() < last.1 + p.max_len => last.1 = m.end(),
+            _ => scratch.spans.push((m.start(), m.end())),
+        }
+    }
+    for i in 0..scratch.spans.len() {
+        let (start, last_end) = scratch.spans[i];
+        let end = (last_end + p.max_len).min(hay.len());
+        let input = aho_corasick::Input::new(hay).span(start..end);
+        for m in p.all.find_overlapping_iter(input) {
+            // Starts past the region belong to no reported match: none exist,
+            // but the bound keeps regions from counting a match twice.
+            if m.start() >= last_end {
+                continue;
+            }
+            let pi = m.pattern().as_usize();
+            let slot = scratch.slot[pi];
+            let hit = if slot == u32::MAX {
+                scratch.slot[pi] = scratch.hits.len() as u32;
+                scratch.hits.push(KwHit {
+                    kw: pi as u32,
+                    count: 0,
+                    offsets: Vec::new(),
+                });
+                scratch.hits.last_mut()
+            } else {
+                scratch.hits.get_mut(slot as usize)
+            };
+            if let Some(h) = hit {
+                h.count += 1;
+                if h.offsets.len() < MAX_OFFSETS {
+                    h.offsets.push(m.start() as u32);
+                }
             }
         }
     }
@@ -231,11 +263,13 @@ pub(crate) fn scan_file(
             let mut s = Scratch {
                 slot: std::mem::take(&mut scratch.slot),
                 hits: std::mem::take(&mut scratch.hits),
+                spans: std::mem::take(&mut scratch.spans),
                 buf: Vec::new(),
             };
             let h = scan_bytes(p, data, &mut s);
             scratch.slot = s.slot;
             scratch.hits = s.hits;
+            scratch.spans = s.spans;
             h
         }
         None => Vec::new(),
@@ -408,4 +442,50 @@ pub(crate) fn walk_and_scan(
     let mut seen = foldhash::HashSet::default();
     all.retain(|w| w.entry.ino == 0 || seen.insert((w.entry.dev, w.entry.ino)));
     all
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every overlapping occurrence of every keyword, counted naively.
+    fn naive(keywords: &[String], hay: &[u8]) -> Vec<(u32, u32, Vec<u32>)> {
+        let mut out = Vec::new();
+        for (i, k) in keywords.iter().enumerate() {
+            let k = k.as_bytes();
+            let starts: Vec<u32> = (0..hay.len())
+                .filter(|&s| hay[s..].starts_with(k))
+                .map(|s| s as u32)
+                .collect();
+            if !starts.is_empty() {
+                let first = starts.iter().copied().take(MAX_OFFSETS).collect();
+                out.push((i as u32, starts.len() as u32, first));
+            }
+        }
+        out
+    }
+
+    proptest! {
+        // The two-automaton scan finds exactly the overlapping occurrences,
+        // with nested, overlapping and repeated keywords.
+        #[test]
+        fn region_scan_counts_every_overlapping_occurrence(
+            keywords in proptest::collection::btree_set("[ab_]{1,6}", 1..8),
+            hay in "[ab_c]{0,300}",
+        ) {
+            let keywords: Vec<String> = keywords.into_iter().collect();
+            let pairs: Vec<(u32, &str)> =
+                keywords.iter().enumerate().map(|(i, k)| (i as u32, k.as_str())).collect();
+            let p = Patterns::new(&pairs).unwrap();
+            let mut got: Vec<(u32, u32, Vec<u32>)> = scan_bytes(&p, hay.as_bytes(), &mut Scratch::default())
+                .into_iter()
+                .map(|h| (h.kw, h.count, h.offsets))
+                .collect();
+            got.sort();
+            prop_assert_eq!(got, naive(&keywords, hay.as_bytes()));
+        }
+    }
 }
