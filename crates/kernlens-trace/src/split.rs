@@ -308,8 +308,8 @@ impl<W: Write> SplitSink<W> {
                 let keep = ev.args.correlation.is_some_and(|k| self.corrs.contains(&k));
                 if keep {
                     r.launch_events += 1;
-                    let graph = memchr::memmem::find(ev.name.decode().as_bytes(), b"GraphLaunch")
-                        .is_some();
+                    let graph =
+                        memchr::memmem::find(ev.name.decode().as_bytes(), b"GraphLaunch").is_some();
                     r.graph_launch_events += u64::from(graph);
                 }
                 keep
