@@ -430,3 +430,53 @@ fn real_trace_with_dropped_replays_is_under_recorded() {
     // The dropped replays make the GPU look idle: exactly the trap the flag exists for.
     assert!(a.timeline.idle_pct > 70.0 && full.timeline.idle_pct < 10.0);
 }
+
+/// The observer sees every kernel, launch and python_function event in file order, in the
+/// same pass as the analysis (locate builds its launcher index from these).
+#[test]
+fn observer_receives_launch_and_python_events_in_file_order() {
+    struct Seen(Vec<(String, i64, Option<i64>)>);
+    impl kernlens_trace::EventObserver for Seen {
+        fn observe(&mut self, e: &kernlens_trace::ObservedEvent<'_>) {
+            self.0.push((e.cat.to_string(), e.ts_ns, e.correlation));
+        }
+    }
+    let mut seen = Seen(Vec::new());
+    let src = TraceSource::open(shared("eager.json.gz")).unwrap();
+    let a = kernlens_trace::analyze_observed(&src, &all_rows(), &mut seen).unwrap();
+    let count = |cat: &str| seen.0.iter().filter(|(c, _, _)| c == cat).count();
+    assert_eq!(count("kernel") as u64, a.attribution.kernel_count);
+    assert!(
+        count("python_function") > 1000,
+        "with_stack capture: {}",
+        count("python_function")
+    );
+    assert!(count("cuda_runtime") > 0 && count("cuda_driver") > 0);
+    // File order, checked against an independent read of the same file.
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::MultiGzDecoder::new(
+            std::fs::File::open(shared("eager.json.gz")).unwrap(),
+        ),
+        &mut text,
+    )
+    .unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let expected: Vec<String> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["cat"].as_str())
+        .filter(|c| {
+            matches!(
+                *c,
+                "kernel" | "cuda_runtime" | "cuda_driver" | "python_function"
+            )
+        })
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        seen.0.iter().map(|(c, _, _)| c.clone()).collect::<Vec<_>>(),
+        expected
+    );
+}
