@@ -211,6 +211,7 @@ struct Cache {
     bytes: HashMap<u32, Arc<[u8]>>,
     retained: usize,
     analyses: HashMap<u32, Arc<FileAnalysis>>,
+    facts: HashMap<(u32, String, Option<String>), Facts>,
 }
 
 /// Finds the files that define kernels. Holds its roots and caches; a second
@@ -241,6 +242,19 @@ struct Ranked {
     score: Score,
     canonical: Option<PathBuf>,
     composing_line: Option<usize>,
+    prefix_line: Option<usize>,
+    prefix_function: Option<String>,
+}
+
+/// What ranking needs from one hit file for one keyword (and, in the prefix
+/// pass, one base name); cached so a repeated call reads no file.
+#[derive(Debug, Clone)]
+struct Facts {
+    class: Classified,
+    composing_line: Option<usize>,
+    prefix_chars: Option<usize>,
+    prefix_line: Option<usize>,
+    prefix_function: Option<String>,
 }
 
 impl Locator {
@@ -445,6 +459,7 @@ impl Locator {
                 }
                 self.cache.analyses.remove(id);
             }
+            self.cache.facts.retain(|k, _| !set.contains(&k.0));
         }
         changed
     }
@@ -562,6 +577,42 @@ impl Locator {
         Some(a)
     }
 
+    /// The cached facts of one hit file for `kw` (and the prefix pass's base).
+    fn facts(
+        &mut self,
+        id: u32,
+        kw: &str,
+        first_offset: Option<usize>,
+        prefix_base: Option<&str>,
+    ) -> Option<Facts> {
+        let key = (id, kw.to_owned(), prefix_base.map(str::to_owned));
+        if let Some(f) = self.cache.facts.get(&key) {
+            return Some(f.clone());
+        }
+        let bytes = self.bytes_of(id)?;
+        let analysis = self.analysis_of(id, &bytes)?;
+        let class = classify_hits(&analysis, &bytes, kw, first_offset);
+        let mut facts = Facts {
+            class,
+            composing_line: None,
+            prefix_chars: None,
+            prefix_line: None,
+            prefix_function: None,
+        };
+        if let Some(base) = prefix_base {
+            facts.composing_line = composing_literal(&analysis, &bytes, kw);
+            let k = prefix_chars(&bytes, base);
+            facts.prefix_chars = Some(k);
+            facts.prefix_line = facts.composing_line.or_else(|| {
+                memmem::find(&bytes, &base.as_bytes()[..k.min(base.len())])
+                    .map(|o| analysis.line_of(o))
+            });
+            facts.prefix_function = facts.prefix_line.and_then(|l| analysis.function_at(l));
+        }
+        self.cache.facts.insert(key, facts.clone());
+        Some(facts)
+    }
+
     fn hits_of(&self, kw: &str) -> Vec<FileHit> {
         self.cache
             .kw_ids
@@ -670,14 +721,10 @@ impl Locator {
             if entry.state != FileState::Scannable {
                 continue;
             }
-            let Some(bytes) = self.bytes_of(h.file) else {
-                continue;
-            };
-            let Some(analysis) = self.analysis_of(h.file, &bytes) else {
-                continue;
-            };
             let first = h.offsets.first().map(|&o| o as usize);
-            let class = classify_hits(&analysis, &bytes, kw, first);
+            let Some(facts) = self.facts(h.file, kw, first, prefix_base) else {
+                continue;
+            };
             let root_path = self
                 .roots
                 .get(entry.root)
@@ -685,20 +732,33 @@ impl Locator {
                 .unwrap_or_default();
             let canonical = launcher_file.and_then(|_| std::fs::canonicalize(&entry.path).ok());
             let is_launcher = launcher_file.is_some_and(|l| canonical.as_deref() == Some(l));
-            let mut score =
-                base_score(&entry.path, &root_path, entry.root, kw, &class, is_launcher);
-            let mut composing_line = None;
-            if let Some(base) = prefix_base {
-                composing_line = composing_literal(&analysis, &bytes, kw);
-                score.composing = Some(composing_line.is_some());
-                score.prefix_chars = Some(prefix_chars(&bytes, base));
+            let mut score = base_score(
+                &entry.path,
+                &root_path,
+                entry.root,
+                kw,
+                &facts.class,
+                is_launcher,
+            );
+            if prefix_base.is_some() {
+                score.composing = Some(facts.composing_line.is_some());
+                score.prefix_chars = facts.prefix_chars;
             }
+            let Facts {
+                class,
+                composing_line,
+                prefix_line,
+                prefix_function,
+                ..
+            } = facts;
             out.push(Ranked {
                 file: h.file,
                 class,
                 score,
                 canonical,
                 composing_line,
+                prefix_line,
+                prefix_function,
             });
         }
         let paths: HashMap<u32, PathBuf> = out
@@ -751,25 +811,8 @@ impl Locator {
         let mut line = Some(best.class.line);
         let mut function = best.class.function.clone();
         if method == Method::Prefix {
-            if let Some(l) = best.composing_line {
-                line = Some(l);
-            } else if let (Some(bytes), Some(base)) = (
-                self.bytes_of(best.file),
-                Some(plan.base.trim_start_matches('_')),
-            ) {
-                let k = prefix_chars(&bytes, base);
-                if let Some(o) = memmem::find(&bytes, &base.as_bytes()[..k.min(base.len())]) {
-                    let a = self.analysis_of(best.file, &bytes);
-                    line = a.as_ref().map(|a| a.line_of(o));
-                }
-            }
-            let bytes = self.bytes_of(best.file);
-            function = match (bytes, line) {
-                (Some(b), Some(l)) => self
-                    .analysis_of(best.file, &b)
-                    .and_then(|a| a.function_at(l)),
-                _ => None,
-            };
+            line = best.prefix_line;
+            function = best.prefix_function.clone();
         }
         let mut final_method = method;
         let report = launcher.map(|l| {
