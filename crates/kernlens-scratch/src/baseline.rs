@@ -166,6 +166,9 @@ pub(crate) fn build_baseline(
     policy: &ScratchPolicy,
     drift: &[DriftEntry],
 ) -> Result<Baseline, PrepareError> {
+    if policy.git_backend == crate::policy::GitBackend::Cli {
+        return build_baseline_cli(dir, branch, policy, drift);
+    }
     let create = gix::create::Options {
         destination_must_be_empty: Some(false),
         ..Default::default()
@@ -308,6 +311,28 @@ pub(crate) fn build_baseline(
     .map_err(git_err("baseline ref", &git_dir))?;
     stats.index_step_seconds = started.elapsed().as_secs_f64();
 
+    write_drift_manifest(&git_dir, drift)
+        .map_err(|e| PrepareError::io("write drift manifest in", &git_dir, e))?;
+    Ok(Baseline { commit, stats })
+}
+
+/// The same baseline through the `git` executable.
+fn build_baseline_cli(
+    dir: &Path,
+    branch: &str,
+    policy: &ScratchPolicy,
+    drift: &[DriftEntry],
+) -> Result<Baseline, PrepareError> {
+    crate::gitcli::init(dir, branch)?;
+    let git_dir = dir.join(".git");
+    write_exclude(&git_dir, &policy.git_exclude)
+        .map_err(|e| PrepareError::io("write exclude in", &git_dir, e))?;
+    let started = Instant::now();
+    let commit = crate::gitcli::add_commit(dir)?;
+    let stats = BaselineStats {
+        index_step_seconds: started.elapsed().as_secs_f64(),
+        ..Default::default()
+    };
     write_drift_manifest(&git_dir, drift)
         .map_err(|e| PrepareError::io("write drift manifest in", &git_dir, e))?;
     Ok(Baseline { commit, stats })

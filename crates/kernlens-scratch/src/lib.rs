@@ -46,6 +46,7 @@ pub mod changes;
 pub mod copy;
 mod error;
 pub mod export;
+pub mod gitcli;
 pub mod layout;
 pub mod location;
 pub mod mounts;

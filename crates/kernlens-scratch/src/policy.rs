@@ -87,6 +87,9 @@ pub enum GitBackend {
     /// gix, in process; needs no `git` executable.
     #[default]
     Native,
+    /// The `git` executable for the baseline (init, add, commit, refs), isolated from system and
+    /// user configuration and hooks. Only when asked for; never a fallback.
+    Cli,
 }
 
 /// The policy a workspace is prepared and read under.

@@ -372,3 +372,23 @@ fn r6_names_that_are_not_utf8_survive_copy_baseline_and_patch() {
     assert_eq!(listed[0].path_bytes(), b"aiter/ops/odd\xffname.py");
     apply_round_trip(&ws, tmp.path(), None);
 }
+
+#[test]
+fn x4_patch_round_trips_with_the_cli_backend_too() {
+    if !git_available() {
+        eprintln!("git CLI not installed: skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let sp = w8_site_packages(tmp.path());
+    write(&sp.join("aiter/ops/data.npy"), [0u8, 1, 2, 3, 0, 5]);
+    let mut req = w8_request(tmp.path(), "s", "k");
+    req.policy.git_backend = kernlens_scratch::policy::GitBackend::Cli;
+    let ws = prepare(&req).unwrap();
+    let o = ws.worktree.join("aiter/ops");
+    std::fs::write(o.join("k.py"), "def k(x):\n    return x - 1\n").unwrap();
+    std::fs::write(o.join("data.npy"), [0u8, 9, 9, 3, 0, 5, 7]).unwrap();
+    std::fs::write(o.join("with space.py"), "s = 1\n").unwrap();
+    std::os::unix::fs::symlink("k.py", o.join("alias.py")).unwrap();
+    apply_round_trip(&ws, tmp.path(), None);
+}

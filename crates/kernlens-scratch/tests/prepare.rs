@@ -494,3 +494,33 @@ fn t2_the_baseline_walk_never_enters_excluded_directories_nor_reads_excluded_byt
     assert_eq!(stats.walk.excluded_files_skipped, 20);
     assert_eq!(stats.files_hashed, 3 + 20);
 }
+
+#[test]
+fn x7_native_and_cli_backends_give_the_same_baseline_tree() {
+    if !git_available() {
+        eprintln!("git CLI not installed: skipping X7");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let native = prepare(&w8_request(tmp.path(), "native", "k")).unwrap();
+    let mut req = w8_request(tmp.path(), "cli", "k");
+    req.policy.git_backend = kernlens_scratch::policy::GitBackend::Cli;
+    let cli = prepare(&req).unwrap();
+    let tree = |ws: &kernlens_scratch::workspace::Workspace| {
+        git(&ws.worktree, &["rev-parse", "HEAD^{tree}"])
+    };
+    assert_eq!(tree(&native), tree(&cli));
+    assert_eq!(
+        git(&cli.worktree, &["symbolic-ref", "HEAD"]).trim(),
+        format!("refs/heads/{BRANCH}")
+    );
+    assert_eq!(
+        git(&cli.worktree, &["rev-parse", "refs/kernlens/baseline"]).trim(),
+        cli.meta.base_commit
+    );
+    assert_eq!(
+        git(&cli.worktree, &["log", "--format=%an%n%s"]),
+        "kernlens-scratch\nkernlens: scratch baseline\n"
+    );
+    assert_eq!(git(&cli.worktree, &["status", "--porcelain"]), "");
+}
