@@ -524,3 +524,68 @@ fn x7_native_and_cli_backends_give_the_same_baseline_tree() {
     );
     assert_eq!(git(&cli.worktree, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn directory_mode_copies_a_plain_directory_flat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kernels");
+    write(&dir.join("gemm.py"), "g = 1\n");
+    write(&dir.join("helpers/util.py"), "u = 1\n");
+    let mut req = PrepareRequest::new(
+        dir.join("gemm.py"),
+        LocationRequest::new(output_dir(tmp.path(), "s", "g")),
+    );
+    req.branch = Some(BRANCH.into());
+    let ws = prepare(&req).unwrap();
+    assert_eq!(ws.meta.kernel_rel, "gemm.py");
+    assert!(ws.worktree.join("helpers/util.py").is_file());
+    assert_eq!(ws.meta.layout_root, dir.canonicalize().unwrap());
+}
+
+#[test]
+fn repo_mode_copies_the_hint_whole_and_an_outside_source_falls_back_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(&repo.join("src/pkg/__init__.py"), "");
+    write(&repo.join("src/pkg/k.py"), "k = 1\n");
+    write(&repo.join("setup.py"), "setup()\n");
+    let mut req = PrepareRequest::new(
+        repo.join("src/pkg/k.py"),
+        LocationRequest::new(output_dir(tmp.path(), "s", "r")),
+    );
+    req.branch = Some(BRANCH.into());
+    req.repo_hint = Some(repo.clone());
+    let ws = prepare(&req).unwrap();
+    assert_eq!(ws.meta.kernel_rel, "src/pkg/k.py");
+    assert!(ws.worktree.join("setup.py").is_file());
+    assert!(ws.warnings.is_empty(), "{:?}", ws.warnings);
+
+    let elsewhere = tmp.path().join("elsewhere");
+    write(&elsewhere.join("x.py"), "x = 1\n");
+    let mut req = PrepareRequest::new(
+        elsewhere.join("x.py"),
+        LocationRequest::new(output_dir(tmp.path(), "s", "x")),
+    );
+    req.branch = Some(BRANCH.into());
+    req.repo_hint = Some(repo);
+    let ws = prepare(&req).unwrap();
+    assert_eq!(ws.meta.kernel_rel, "x.py");
+    assert!(
+        ws.warnings
+            .iter()
+            .any(|w| w.starts_with("source_outside_repo_hint")),
+        "{:?}",
+        ws.warnings
+    );
+}
+
+#[test]
+fn a_whole_site_packages_hint_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sp = w8_site_packages(tmp.path());
+    let mut req = w8_request(tmp.path(), "s", "k");
+    req.repo_hint = Some(sp);
+    let err = prepare(&req).unwrap_err();
+    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+    assert!(!tmp.path().join("local").exists());
+}
