@@ -331,3 +331,83 @@ fn sglang_decode_with_one_recorded_graph_launch_is_gated_as_host_bound() {
         [WarningCode::HighGpuIdlePct, WarningCode::LowGpuComputePct]
     );
 }
+
+// --- chunks written by kernlens-trace's own split ---
+
+fn split_to(source: &Path, window: kernlens_trace::TimeWindow, out: &Path) {
+    let source = TraceSource::open(source).unwrap();
+    let file = std::fs::File::create(out).unwrap();
+    kernlens_trace::split(
+        &source,
+        window,
+        file,
+        &kernlens_trace::SplitOptions::default(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn real_split_chunk_of_the_under_recorded_trace_is_refused_and_the_plain_gate_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        &dir,
+        "under_recorded.json",
+        &traces::under_recorded_synthetic(),
+    );
+    let chunk = dir.path().join("chunk.json");
+    split_to(
+        &path,
+        kernlens_trace::TimeWindow::new(0, 2_000_000).unwrap(),
+        &chunk,
+    );
+
+    // The chunk on its own looks fully recorded: what the probe must not trust.
+    let chunk_analysis = analyze(&chunk);
+    assert!(!chunk_analysis.graph.under_recorded);
+    let source_graph = chunk_analysis
+        .provenance
+        .as_ref()
+        .and_then(|p| p.source_graph.as_ref())
+        .unwrap();
+    assert!(source_graph.under_recorded);
+
+    assert!(matches!(
+        raw_trace_probe(&chunk)(),
+        Err(GateError::SplitChunk { .. })
+    ));
+    assert!(matches!(
+        analysis_probe(&chunk_analysis)(),
+        Err(GateError::SplitChunk { .. })
+    ));
+    let idle = GateInputs::from_analysis(&analyze(&path)).idle_pct;
+    let verdict = idle_gate(idle, 80.0, raw_trace_probe(&chunk));
+    assert_eq!(verdict.decision, Decision::Suppress);
+    assert_eq!(
+        verdict.codes(),
+        [WarningCode::HighGpuIdlePct, WarningCode::GraphProbeFailed]
+    );
+}
+
+#[test]
+fn steady_chunk_of_compiled_ro_is_refused_while_its_source_reads_eight_of_eight() {
+    let dir = tempfile::tempdir().unwrap();
+    let source_path = shared("compiled_ro.json.gz");
+    let chunk = dir.path().join("steady.json");
+    let source = TraceSource::open(&source_path).unwrap();
+    let file = std::fs::File::create(&chunk).unwrap();
+    kernlens_trace::split_window(
+        &source,
+        &kernlens_trace::WindowMode::steady(kernlens_trace::StepSource::Auto),
+        file,
+        &kernlens_trace::SplitOptions::default(),
+    )
+    .unwrap();
+
+    let raw = raw_trace_probe(&source_path)().unwrap();
+    assert_eq!((raw.launches, raw.launches_with_kernels), (8, 8));
+    let err = raw_trace_probe(&chunk)().unwrap_err();
+    let GateError::SplitChunk { path } = err else {
+        panic!("expected SplitChunk, got {err:?}");
+    };
+    assert!(path.ends_with("steady.json"), "{path}");
+}
