@@ -14,7 +14,6 @@ from one run, not absolute numbers across runs.
 import argparse
 import gzip
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -71,10 +70,10 @@ def best(cmd, repeat, stdout=subprocess.DEVNULL):
 
 
 def peak_rss_mb(cmd):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(before, after) / 1024
+    """Peak RSS of one run, read by GNU time (ru_maxrss of children would mix processes)."""
+    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, check=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return int(out.stderr.strip().splitlines()[-1]) / 1024
 
 
 def main():
