@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::error::PrepareError;
 use crate::layout::{Layout, LayoutMode};
 use crate::pattern::PathFilter;
-use crate::policy::{DRIFT_SOURCE_EXTENSIONS, ScratchPolicy};
+use crate::policy::{ScratchPolicy, is_drift_source};
 
 /// One source file under a git-excluded directory, recorded so later edits to it are reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -54,14 +54,6 @@ struct Walk<'a> {
 
 fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
     i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
-}
-
-fn is_drift_source(name: &[u8]) -> bool {
-    let Some(dot) = name.iter().rposition(|b| *b == b'.') else {
-        return false;
-    };
-    let ext = &name[dot + 1..];
-    DRIFT_SOURCE_EXTENSIONS.iter().any(|e| e.as_bytes() == ext)
 }
 
 impl Walk<'_> {

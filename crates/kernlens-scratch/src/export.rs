@@ -13,7 +13,7 @@ use crate::copy::DriftEntry;
 use crate::error::ScratchError;
 use crate::patch::write_patch;
 use crate::pattern::PathFilter;
-use crate::policy::DRIFT_SOURCE_EXTENSIONS;
+use crate::policy::is_drift_source;
 use crate::workspace::Workspace;
 
 /// Schema tag of `export.json`.
@@ -87,14 +87,6 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ScratchError> {
     std::fs::write(path, bytes).map_err(|e| ScratchError::io("write", path, e))
 }
 
-fn has_drift_extension(name: &[u8]) -> bool {
-    name.iter().rposition(|b| *b == b'.').is_some_and(|dot| {
-        DRIFT_SOURCE_EXTENSIONS
-            .iter()
-            .any(|e| e.as_bytes() == &name[dot + 1..])
-    })
-}
-
 /// Source files under excluded directories now, with size and mtime.
 fn excluded_sources(root: &Path, exclude: &PathFilter) -> Vec<DriftEntry> {
     let mut out = Vec::new();
@@ -117,7 +109,7 @@ fn excluded_sources(root: &Path, exclude: &PathFilter) -> Vec<DriftEntry> {
             if meta.is_dir() {
                 let excluded = under || exclude.is_excluded(&child, true);
                 stack.push((entry.path(), child, excluded));
-            } else if meta.is_file() && under && has_drift_extension(name.as_bytes()) {
+            } else if meta.is_file() && under && is_drift_source(name.as_bytes()) {
                 out.push(DriftEntry {
                     rel: String::from_utf8_lossy(&child).into_owned(),
                     size: meta.len(),

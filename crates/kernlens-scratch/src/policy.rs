@@ -71,13 +71,18 @@ pub const BASELINE_REF: &str = "refs/kernlens/baseline";
 /// Largest copy `prepare` will make, in bytes (64 GiB).
 pub const MAX_COPY_BYTES: u64 = 64 << 30;
 
-/// Extensions of source files whose edits under excluded directories are reported as drift.
-///
-/// This mirrors the source extensions the ident stage recognises; scratch keeps its own copy
-/// because stage crates do not depend on each other.
-pub const DRIFT_SOURCE_EXTENSIONS: &[&str] = &[
-    "py", "pyi", "cu", "cuh", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hip", "cl", "mlir",
-];
+/// Extensions (with their dot) of files whose edits under excluded directories are reported as
+/// drift: the ident stage's source extensions, so both stages agree on what a kernel source is.
+pub use kernlens_ident::SOURCE_EXTENSIONS as DRIFT_SOURCE_EXTENSIONS;
+
+/// True when the file name `name` ends in one of [`DRIFT_SOURCE_EXTENSIONS`].
+pub fn is_drift_source(name: &[u8]) -> bool {
+    name.iter().rposition(|b| *b == b'.').is_some_and(|dot| {
+        DRIFT_SOURCE_EXTENSIONS
+            .iter()
+            .any(|e| e.as_bytes() == &name[dot..])
+    })
+}
 
 /// Which implementation does the git work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -202,6 +207,15 @@ mod tests {
                 PolicyWarning::ExcludeLacksPycache,
             ]
         );
+    }
+
+    #[test]
+    fn drift_sources_are_idents_source_extensions() {
+        assert!(is_drift_source(b"core.py"));
+        assert!(is_drift_source(b"gemm.cu"));
+        assert!(!is_drift_source(b"ext.so"));
+        assert!(!is_drift_source(b"py"));
+        assert!(!is_drift_source(b"notes.txt"));
     }
 
     #[test]
