@@ -392,3 +392,35 @@ fn x4_patch_round_trips_with_the_cli_backend_too() {
     std::os::unix::fs::symlink("k.py", o.join("alias.py")).unwrap();
     apply_round_trip(&ws, tmp.path(), None);
 }
+
+#[test]
+fn a_missing_kernel_is_a_warning_without_best_and_an_error_at_best() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    std::fs::remove_file(&ws.kernel_path).unwrap();
+    let report = export(&ws, &ExportRequest::new(None, Some(tmp.path().join("o")))).unwrap();
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("missing from the worktree")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(!tmp.path().join("o/v1_scratch.py").exists());
+    if !git_available() {
+        return;
+    }
+    git(&ws.worktree, &["add", "-A"]);
+    git(&ws.worktree, &["commit", "-q", "-m", "drop kernel"]);
+    let best = git(&ws.worktree, &["rev-parse", "HEAD"]).trim().to_owned();
+    let err = export(
+        &ws,
+        &ExportRequest::new(Some(best), Some(tmp.path().join("o2"))),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ScratchError::PrimaryMissingAtBest { .. }),
+        "{err}"
+    );
+}

@@ -589,3 +589,30 @@ fn a_whole_site_packages_hint_is_refused() {
     assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
     assert!(!tmp.path().join("local").exists());
 }
+
+#[test]
+fn sockets_and_fifos_are_skipped_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sp = w8_site_packages(tmp.path());
+    let fifo = sp.join("aiter/ops/pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let _listener = std::os::unix::net::UnixListener::bind(sp.join("aiter/ops/sock")).unwrap();
+    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    assert!(!ws.worktree.join("aiter/ops/pipe").exists());
+    assert!(!ws.worktree.join("aiter/ops/sock").exists());
+    assert_eq!(
+        ws.warnings
+            .iter()
+            .filter(|w| w.starts_with("skipped_special_file"))
+            .count(),
+        2,
+        "{:?}",
+        ws.warnings
+    );
+}

@@ -342,3 +342,45 @@ fn files_and_a_missing_root_are_harmless() {
     assert_eq!(report.kept_stranger.len(), 1);
     assert!(local.join("stray-file").exists());
 }
+
+#[test]
+fn a_local_root_on_a_network_filesystem_is_used_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root_on_nfs = tmp.path().join("sessions/cache");
+    let env = kernlens_scratch::location::ScratchEnv::new(
+        Some(root_on_nfs.display().to_string()),
+        None,
+        None,
+    );
+    let loc = plan_location(
+        &LocationRequest::new(output_dir(tmp.path(), "s", "a")),
+        &env,
+        &mounts(tmp.path()),
+        &ScratchPolicy::default(),
+    )
+    .unwrap();
+    assert_eq!(loc.worktree, root_on_nfs.join("s/a/worktree"));
+    assert!(
+        loc.warnings
+            .iter()
+            .any(|w| w.starts_with("scratch_root_on_network_fs")),
+        "{:?}",
+        loc.warnings
+    );
+}
+
+#[test]
+fn network_output_without_any_root_is_no_scratch_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = plan_location(
+        &LocationRequest::new(output_dir(tmp.path(), "s", "a")),
+        &kernlens_scratch::location::ScratchEnv::default(),
+        &mounts(tmp.path()),
+        &ScratchPolicy::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, kernlens_scratch::PrepareError::NoScratchRoot { .. }),
+        "{err}"
+    );
+}
