@@ -1,27 +1,17 @@
 //! Branch names for scratch baselines, and the checks a caller-given branch must pass.
 
 use crate::error::PrepareError;
+use crate::location::dash_outside;
 use crate::policy::ScratchPolicy;
 
 fn component(raw: &str, fallback: &str) -> String {
-    let mut out = String::new();
-    for c in raw.chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-            c
-        } else {
-            '-'
-        };
-        if c == '-' && out.ends_with('-') {
-            continue;
-        }
-        out.push(c);
-    }
-    let trimmed: String = out.trim_matches('-').chars().take(48).collect();
-    let trimmed = trimmed.trim_end_matches('-').to_owned();
-    if trimmed.is_empty() {
+    let dashed = dash_outside(raw, |c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let cut: String = dashed.trim_matches('-').chars().take(48).collect();
+    let cut = cut.trim_end_matches('-');
+    if cut.is_empty() {
         fallback.to_owned()
     } else {
-        trimmed
+        cut.to_owned()
     }
 }
 

@@ -52,7 +52,8 @@ struct Walk<'a> {
     outcome: CopyOutcome,
 }
 
-fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+/// Modification time in nanoseconds since the epoch, as the drift manifest records it.
+pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
     i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
 }
 

@@ -2,14 +2,13 @@
 //! under excluded paths that the patch cannot carry.
 
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::baseline::read_drift_manifest;
 use crate::changes::{Change, ChangeStatus, classify, compare, rel_path};
-use crate::copy::DriftEntry;
+use crate::copy::{DriftEntry, mtime_ns};
 use crate::error::ScratchError;
 use crate::patch::write_patch;
 use crate::pattern::PathFilter;
@@ -113,8 +112,7 @@ fn excluded_sources(root: &Path, exclude: &PathFilter) -> Vec<DriftEntry> {
                 out.push(DriftEntry {
                     rel: String::from_utf8_lossy(&child).into_owned(),
                     size: meta.len(),
-                    mtime_ns: i128::from(meta.mtime()) * 1_000_000_000
-                        + i128::from(meta.mtime_nsec()),
+                    mtime_ns: mtime_ns(&meta),
                 });
             }
         }

@@ -191,31 +191,9 @@ pub fn check_copy_root(
     if layout.mode != LayoutMode::SingleFile && is_packages_dir(root) {
         return refuse("it is a whole site-packages directory");
     }
-    let worktree_abs = resolve_prefix(worktree);
+    let worktree_abs = crate::mounts::nearest_existing_canonical(worktree);
     if worktree_abs.starts_with(root) {
         return refuse("it would contain the scratch worktree");
     }
     Ok(())
-}
-
-/// Canonicalise the nearest existing ancestor so prefixes compare like for like.
-fn resolve_prefix(path: &Path) -> PathBuf {
-    let mut tail = Vec::new();
-    let mut cur = path;
-    loop {
-        if let Ok(c) = cur.canonicalize() {
-            let mut out = c;
-            for t in tail.iter().rev() {
-                out.push(t);
-            }
-            return out;
-        }
-        match (cur.parent(), cur.file_name()) {
-            (Some(p), Some(n)) => {
-                tail.push(n.to_os_string());
-                cur = p;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }

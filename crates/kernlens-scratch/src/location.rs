@@ -136,19 +136,10 @@ impl LocationRequest {
 /// Characters outside `[A-Za-z0-9._-]` become `-`, runs of `-` collapse, and leading or trailing
 /// `-` and `.` are trimmed. Empty, `.` and `..` are refused.
 pub fn sanitize_name(what: &'static str, raw: &str) -> Result<String, PrepareError> {
-    let mut out = String::with_capacity(raw.len());
-    for c in raw.chars() {
-        let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-            c
-        } else {
-            '-'
-        };
-        if c == '-' && out.ends_with('-') {
-            continue;
-        }
-        out.push(c);
-    }
-    let trimmed = out.trim_matches(|c| c == '-' || c == '.');
+    let dashed = dash_outside(raw, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
+    });
+    let trimmed = dashed.trim_matches(|c| c == '-' || c == '.');
     if trimmed.is_empty() || trimmed == "." || trimmed == ".." {
         return Err(PrepareError::InvalidName {
             what,
@@ -156,6 +147,19 @@ pub fn sanitize_name(what: &'static str, raw: &str) -> Result<String, PrepareErr
         });
     }
     Ok(trimmed.to_owned())
+}
+
+/// Replace every character that `allowed` rejects with `-`, collapsing runs of `-`.
+pub(crate) fn dash_outside(raw: &str, allowed: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        let c = if allowed(c) { c } else { '-' };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Where a worktree will be, decided without touching the disk.

@@ -127,8 +127,9 @@ impl MountTable {
     }
 }
 
-/// Canonicalise the nearest ancestor that exists, then re-append the missing tail.
-fn nearest_existing_canonical(path: &Path) -> PathBuf {
+/// Canonicalise the nearest ancestor that exists, then re-append the missing tail, so a path that
+/// does not exist yet compares like for like with canonical ones.
+pub(crate) fn nearest_existing_canonical(path: &Path) -> PathBuf {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut tail = Vec::new();
     let mut cur = absolute.as_path();
