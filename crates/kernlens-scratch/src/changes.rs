@@ -263,8 +263,16 @@ fn kind_class(k: TrackedKind) -> u8 {
     }
 }
 
+/// A change with both sides' bytes, read once for the binary check, the patch and the exports.
+/// A missing side is empty; a mode-only change carries the (unchanged) content as its new side.
+pub(crate) struct LoadedChange {
+    pub change: Change,
+    pub old: Vec<u8>,
+    pub new: Vec<u8>,
+}
+
 /// Classify the differences of a comparison, sorted byte-wise by path.
-pub(crate) fn classify(cmp: &Comparison) -> Result<Vec<Change>, ScratchError> {
+pub(crate) fn classify(cmp: &Comparison) -> Result<Vec<LoadedChange>, ScratchError> {
     let mut keys: Vec<&Vec<u8>> = cmp.base.keys().chain(cmp.new.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -287,18 +295,22 @@ pub(crate) fn classify(cmp: &Comparison) -> Result<Vec<Change>, ScratchError> {
             _ => Vec::new(),
         };
         let new_bytes = match new {
-            Some(n) if status != ChangeStatus::ModeChanged => cmp.new_bytes(key, n)?,
-            _ => Vec::new(),
+            Some(n) => cmp.new_bytes(key, n)?,
+            None => Vec::new(),
         };
-        out.push(Change {
-            path: key.to_str_lossy().into_owned(),
-            status,
-            old_id: old.map(|o| o.id.to_string()),
-            new_id: new.map(|n| n.id.to_string()),
-            binary: is_binary(&old_bytes) || is_binary(&new_bytes),
-            old_mode: old.map(|o| o.kind.octal().to_owned()),
-            new_mode: new.map(|n| n.kind.octal().to_owned()),
-            path_bytes: key.clone(),
+        out.push(LoadedChange {
+            change: Change {
+                path: key.to_str_lossy().into_owned(),
+                status,
+                old_id: old.map(|o| o.id.to_string()),
+                new_id: new.map(|n| n.id.to_string()),
+                binary: is_binary(&old_bytes) || is_binary(&new_bytes),
+                old_mode: old.map(|o| o.kind.octal().to_owned()),
+                new_mode: new.map(|n| n.kind.octal().to_owned()),
+                path_bytes: key.clone(),
+            },
+            old: old_bytes,
+            new: new_bytes,
         });
     }
     Ok(out)
@@ -307,5 +319,8 @@ pub(crate) fn classify(cmp: &Comparison) -> Result<Vec<Change>, ScratchError> {
 /// Changes against the baseline: of the worktree without `best`, of `best`'s tree with it.
 /// Excluded paths and `.git` never appear.
 pub fn changes(ws: &Workspace, best: Option<&CommitId>) -> Result<Vec<Change>, ScratchError> {
-    classify(&compare(ws, best)?)
+    Ok(classify(&compare(ws, best)?)?
+        .into_iter()
+        .map(|loaded| loaded.change)
+        .collect())
 }

@@ -158,10 +158,10 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
         .clone()
         .unwrap_or_else(|| ws.meta.output_dir.join("optimized_versions"));
     let cmp = compare(ws, request.best.as_deref())?;
-    let changes = classify(&cmp)?;
+    let loaded = classify(&cmp)?;
     let mut warnings = Vec::new();
     if let Some(best) = &request.best
-        && changes.is_empty()
+        && loaded.is_empty()
     {
         return Err(ScratchError::NothingToExport {
             commit: best.clone(),
@@ -191,25 +191,24 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
         }
     }
 
-    for change in &changes {
-        if matches!(change.status, ChangeStatus::Deleted) {
-            continue;
-        }
-        if let Some(side) = cmp.new.get(change.path_bytes()) {
-            let bytes = cmp.new_bytes(change.path_bytes(), *side)?;
+    for item in &loaded {
+        if item.change.status != ChangeStatus::Deleted {
             write_file(
-                &out_dir.join("files").join(rel_path(change.path_bytes())),
-                &bytes,
+                &out_dir
+                    .join("files")
+                    .join(rel_path(item.change.path_bytes())),
+                &item.new,
             )?;
         }
     }
 
     let mut patch_bytes = 0;
-    if !changes.is_empty() {
-        let patch = write_patch(&cmp, &changes)?;
+    if !loaded.is_empty() {
+        let patch = write_patch(&cmp, &loaded)?;
         patch_bytes = patch.len() as u64;
         write_file(&out_dir.join("scratch.patch"), &patch)?;
     }
+    let changes: Vec<Change> = loaded.into_iter().map(|l| l.change).collect();
 
     let excluded_drift = drift(ws)?;
     for item in &excluded_drift {

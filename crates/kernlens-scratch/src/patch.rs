@@ -5,7 +5,7 @@ use std::io::Write as _;
 
 use gix_imara_diff::{Algorithm, Diff, InternedInput};
 
-use crate::changes::{Change, ChangeStatus, Comparison, is_binary};
+use crate::changes::{ChangeStatus, Comparison, LoadedChange, is_binary};
 use crate::error::ScratchError;
 
 const NULL_ID: &str = "0000000000000000000000000000000000000000";
@@ -179,7 +179,6 @@ fn name_line(out: &mut Vec<u8>, marker: &str, prefix: &str, path: &[u8]) {
 }
 
 /// Header, mode and index lines, then text or binary content, for one side pair.
-#[allow(clippy::too_many_arguments)]
 fn section(
     out: &mut Vec<u8>,
     path: &[u8],
@@ -240,30 +239,25 @@ fn section(
 
 /// Assemble the patch for `changes` (as classified from `cmp`), one section per change in path
 /// order; a type change is a deletion followed by an addition.
-pub(crate) fn write_patch(cmp: &Comparison, changes: &[Change]) -> Result<Vec<u8>, ScratchError> {
+pub(crate) fn write_patch(
+    cmp: &Comparison,
+    changes: &[LoadedChange],
+) -> Result<Vec<u8>, ScratchError> {
     let mut out = Vec::new();
-    for change in changes {
-        let key = change.path_bytes();
+    for loaded in changes {
+        let key = loaded.change.path_bytes();
         let old = cmp.base.get(key).copied();
         let new = cmp.new.get(key).copied();
-        let old_bytes = match old {
-            Some(o) => cmp.old_bytes(o.id)?,
-            None => Vec::new(),
-        };
-        let new_bytes = match new {
-            Some(n) => cmp.new_bytes(key, n)?,
-            None => Vec::new(),
-        };
         let old_id = old.map(|o| o.id.to_string());
         let new_id = new.map(|n| n.id.to_string());
         let old_side = old
             .zip(old_id.as_deref())
-            .map(|(o, id)| (id, o.kind.octal(), old_bytes.as_slice()));
+            .map(|(o, id)| (id, o.kind.octal(), loaded.old.as_slice()));
         let new_side = new
             .zip(new_id.as_deref())
-            .map(|(n, id)| (id, n.kind.octal(), new_bytes.as_slice()));
+            .map(|(n, id)| (id, n.kind.octal(), loaded.new.as_slice()));
         let io = |e| ScratchError::io("write patch for", crate::changes::rel_path(key), e);
-        if change.status == ChangeStatus::TypeChanged {
+        if loaded.change.status == ChangeStatus::TypeChanged {
             section(&mut out, key, old_side, None).map_err(io)?;
             section(&mut out, key, None, new_side).map_err(io)?;
         } else {
