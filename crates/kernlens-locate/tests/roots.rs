@@ -273,3 +273,22 @@ fn skipped_dirs_hidden_files_binaries_and_size_cap() {
     assert_eq!(l.stats().skipped_binary, 1);
     assert_eq!(l.stats().skipped_size, 1);
 }
+
+#[cfg(unix)]
+#[test]
+fn file_symlinks_are_read_under_their_link_path_and_directory_symlinks_not_followed() {
+    let (_t, d) = tmp();
+    let outside = mkdir(&d.join("outside"));
+    std::fs::write(
+        outside.join("real.py"),
+        "def linked_kernel_name(x):\n    pass\n",
+    )
+    .unwrap();
+    let root = mkdir(&d.join("root"));
+    std::os::unix::fs::symlink(outside.join("real.py"), root.join("link.py")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("dirlink")).unwrap();
+    let mut l = Locator::builder().root(&root).build().unwrap();
+    let r = l.locate("linked_kernel_name", &LocateOptions::default());
+    assert_eq!(r.path, Some(root.join("link.py")));
+    assert_eq!(r.candidates.len(), 1, "dirlink/real.py is not reached");
+}
