@@ -29,7 +29,7 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Action {
-    /// Copy the package holding FILE into a git-tracked scratch worktree.
+    /// Copy the package holding the --source file into a git-tracked scratch worktree.
     Create {
         /// The kernel source file.
         #[arg(long)]
