@@ -143,7 +143,7 @@ impl LauncherIndex {
         let mut b = LauncherIndexBuilder::new(opts.clone());
         kernlens_trace::analyze_observed(source, &kernlens_trace::Options::default(), &mut b)
             .map_err(|e| crate::LocateError::Trace {
-                trace: format!("{source:?}"),
+                trace: source.file().to_owned(),
                 message: e.to_string(),
             })?;
         Ok(b.finish())
