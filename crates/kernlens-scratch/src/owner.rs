@@ -72,7 +72,7 @@ impl OwnerMarker {
 
     /// Read `dir/.owner`: `Ok(None)` when absent or unparsable, `Err` when unreadable.
     pub fn read_from(dir: &Path) -> std::io::Result<Option<OwnerMarker>> {
-        match std::fs::read(dir.join(OWNER_FILE)) {
+        match read_nofollow(&dir.join(OWNER_FILE)) {
             Ok(bytes) => Ok(std::str::from_utf8(&bytes)
                 .ok()
                 .and_then(OwnerMarker::parse)),
@@ -86,6 +86,20 @@ impl std::fmt::Display for OwnerMarker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}", self.pid, self.starttime)
     }
+}
+
+/// Read a marker file, refusing a symlink: a marker planted as a link to someone else's file is
+/// not ours (it then reads as unreadable, so the session is kept).
+fn read_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let fd = rustix::fs::open(
+        path,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Write `dir/name` through a uniquely named temp file in the same directory and a rename.
@@ -249,8 +263,8 @@ pub fn liveness(dir: &Path, probe: &dyn LivenessProbe) -> Liveness {
         }
         Err(_) => return Liveness::Unknown,
     };
-    if let Ok(text) = std::fs::read_to_string(dir.join(OWNER_NS_FILE)) {
-        let recorded = NsIdentity::parse(&text);
+    if let Ok(bytes) = read_nofollow(&dir.join(OWNER_NS_FILE)) {
+        let recorded = NsIdentity::parse(&String::from_utf8_lossy(&bytes));
         let here = probe.namespace();
         if let (Some(a), Some(b)) = (&recorded.boot_id, &here.boot_id)
             && a != b

@@ -105,7 +105,10 @@ pub fn sweep(local_root: &Path, spare: Option<&str>, probe: &dyn LivenessProbe) 
             continue;
         }
         if name.as_bytes().starts_with(TRASH_PREFIX.as_bytes()) {
-            let resumable = path.join(OWNER_FILE).symlink_metadata().is_ok()
+            let resumable = path
+                .join(OWNER_FILE)
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_file())
                 || std::fs::read_dir(&path).is_ok_and(|mut it| it.next().is_none());
             if resumable {
                 match remove_dir_at(&root_fd, &name, &[OWNER_NS_FILE, OWNER_FILE]) {

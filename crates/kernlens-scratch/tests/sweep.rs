@@ -384,3 +384,16 @@ fn network_output_without_any_root_is_no_scratch_root() {
         "{err}"
     );
 }
+
+#[test]
+fn a_marker_planted_as_a_symlink_is_not_ours_and_the_session_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = tmp.path().join("local");
+    let elsewhere = tmp.path().join("elsewhere-owner");
+    std::fs::write(&elsewhere, "4194303:0\n").unwrap();
+    let planted = session(&local, "planted", None);
+    std::os::unix::fs::symlink(&elsewhere, planted.join(".owner")).unwrap();
+    let report = sweep(&local, None, &SystemProbe::new());
+    assert_eq!(report.kept_unknown.len(), 1, "{report:?}");
+    assert!(planted.join("matmul/worktree/kernel.py").exists());
+}
