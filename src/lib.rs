@@ -34,3 +34,16 @@ pub use kernlens_gate as gate;
 
 /// Scratch workspaces: a git-tracked copy of a package for kernel rewrites, and the patch back.
 pub use kernlens_scratch as scratch;
+
+pub mod triage;
+
+/// The triage pipeline: [`Triage`] composes every stage over one trace.
+pub use triage::Triage;
+/// Why a triage could not run.
+pub use triage::TriageError;
+/// One listed task group of a [`TriageReport`].
+pub use triage::TriageGroup;
+/// What [`Triage`] reads, gates and groups with.
+pub use triage::TriageOptions;
+/// What one triage found; serialises as the `kernlens.triage/1` document.
+pub use triage::TriageReport;

@@ -12,6 +12,7 @@ mod locate;
 mod scratch;
 mod split;
 mod summary;
+mod triage;
 
 #[derive(Parser)]
 #[command(
@@ -38,6 +39,8 @@ enum Command {
     Locate(locate::Args),
     /// Scratch workspaces for kernel rewrites: create, diff (export), sweep.
     Scratch(scratch::Args),
+    /// The main job: gate a trace, then list its hot kernels as task groups with their sources.
+    Triage(triage::Args),
 }
 
 /// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
@@ -80,6 +83,7 @@ pub fn main() -> ExitCode {
         Command::Gate(args) => gate::run(args),
         Command::Locate(args) => locate::run(args),
         Command::Scratch(args) => scratch::run(args),
+        Command::Triage(args) => triage::run(args),
     };
     match outcome {
         Ok(code) => code,
