@@ -173,9 +173,10 @@ fn cpu_step_trace(with_gpu_annotations: bool) -> Vec<Value> {
         ev.push(kernel("big", base + 600.0, *d, Some(c2)));
     }
     if with_gpu_annotations {
+        // Named apart from the CPU steps: with a CPU twin, §10.2a would compare coverage.
         for i in 0..3 {
             ev.push(annotation(
-                &format!("ProfilerStep#{i}"),
+                &format!("denoise_step_{i}"),
                 10_000.0 + 100.0 * i as f64,
                 50.0,
             ));
