@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// Why [`prepare`](crate::prepare()) (or one of its steps) did not produce a workspace.
+/// Why [`prepare`](crate::prepare::prepare()) (or one of its steps) did not produce a workspace.
 ///
 /// [`Collision`](PrepareError::Collision) and [`ProtectedBranch`](PrepareError::ProtectedBranch) are
 /// refusals: they are decisions, not faults, and they leave the disk untouched.
