@@ -176,7 +176,7 @@ impl<'a> Cursor<'a> {
             .unwrap_or(rest.len());
     }
 
-    #[inline]
+    #[inline(always)]
     fn expect(&mut self, c: u8, what: &'static str) -> Result<(), JsonError> {
         match self.peek() {
             Some(x) if x == c => {
@@ -189,6 +189,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a string; the cursor must be on its opening quote.
+    #[inline(always)]
     pub(crate) fn string(&mut self) -> Result<RawStr<'a>, JsonError> {
         self.expect(b'"', "expected a string")?;
         let start = self.i;
@@ -228,6 +229,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a number and returns its text.
+    #[inline(always)]
     pub(crate) fn number(&mut self) -> Result<&'a [u8], JsonError> {
         let b = self.b;
         let start = self.i;
@@ -278,6 +280,7 @@ impl<'a> Cursor<'a> {
         Ok(&b[start..i])
     }
 
+    #[inline(always)]
     fn literal(&mut self, word: &'static [u8]) -> Result<(), JsonError> {
         let end = self.i + word.len();
         let have = &self.b[self.i..self.b.len().min(end)];
@@ -296,6 +299,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads one scalar (string, number, literal) and reports what it was.
+    #[inline(always)]
     pub(crate) fn scalar(&mut self) -> Result<Scalar<'a>, JsonError> {
         match self.peek() {
             None => Err(JsonError::Eof),
@@ -309,6 +313,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads any value and returns what kind it was; containers are validated and skipped.
+    #[inline(always)]
     pub(crate) fn value(&mut self, stack: &mut Vec<u8>) -> Result<Value<'a>, JsonError> {
         match self.peek() {
             Some(b'{') | Some(b'[') => {
@@ -321,11 +326,13 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips any value (validating it).
+    #[inline(always)]
     pub(crate) fn skip_value(&mut self, stack: &mut Vec<u8>) -> Result<(), JsonError> {
         self.value(stack).map(|_| ())
     }
 
     /// Reads `"key" :` with whitespace around the colon; the cursor must be on the quote.
+    #[inline(always)]
     pub(crate) fn key(&mut self) -> Result<RawStr<'a>, JsonError> {
         if self.peek() != Some(b'"') {
             return match self.peek() {
@@ -341,6 +348,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// After a member or element: consumes `,` (returns true) or the closer (returns false).
+    #[inline(always)]
     pub(crate) fn next_or_close(&mut self, close: u8) -> Result<bool, JsonError> {
         self.skip_ws();
         match self.peek() {
@@ -363,6 +371,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Opens a container; returns false if it is empty (and consumes the closer).
+    #[inline(always)]
     pub(crate) fn open(&mut self, open: u8, close: u8) -> Result<bool, JsonError> {
         self.expect(
             open,
