@@ -4,9 +4,11 @@
 //! (`KERNLENS_SOURCE_ROOTS`, the discovery environment, cache directories,
 //! the scratch root to exclude) are read here, at the edge, and handed in.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use kernlens_locate::{
     DiscoveryEnv, KeywordPlan, KindContext, LauncherIndex, LauncherOptions, LocateOptions,
@@ -119,7 +121,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         opts = opts.with_launchers(index);
     }
     let names: Vec<&str> = args.names.iter().map(String::as_str).collect();
-    let results = locator.locate_many(&names, &opts);
+    let show_progress = !args.json && std::io::stderr().is_terminal();
+    let results = with_progress(show_progress, locator.roots().len(), || {
+        locator.locate_many(&names, &opts)
+    });
     let text = if args.json {
         to_json(&Document {
             schema: "kernlens.locate/1",
@@ -130,6 +135,37 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         table(&results)
     };
     write_out(&text)
+}
+
+/// Runs `work`, showing elapsed time on standard error while it walks and
+/// scans, when standard error is a terminal (never in `--json` output).
+fn with_progress<T>(show: bool, roots: usize, work: impl FnOnce() -> T) -> T {
+    if !show {
+        return work();
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let start = Instant::now();
+            // Quick searches finish before anything is drawn.
+            std::thread::sleep(Duration::from_millis(300));
+            let mut drawn = false;
+            while !done.load(Ordering::Relaxed) {
+                eprint!(
+                    "\rkernlens: searching {roots} source root(s)... {:.1} s",
+                    start.elapsed().as_secs_f64()
+                );
+                drawn = true;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            if drawn {
+                eprint!("\r\x1b[2K");
+            }
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
 }
 
 fn to_json<T: Serialize>(doc: &T) -> Result<String, Failure> {
