@@ -214,6 +214,29 @@ struct Cache {
     facts: HashMap<(u32, String, Option<String>), Facts>,
 }
 
+impl Cache {
+    /// Every cached keyword with its id, for building an automaton.
+    fn keyword_pairs(&self) -> Vec<(u32, &str)> {
+        self.keywords
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (i as u32, k.as_str()))
+            .collect()
+    }
+
+    /// Adds one file's scan hits to the per-keyword hit table.
+    fn record(&mut self, file: u32, hits: Vec<crate::scan::KwHit>) {
+        for h in hits {
+            if let Some(list) = self.hits.get_mut(h.kw as usize) {
+                list.push(FileHit {
+                    file,
+                    offsets: h.offsets,
+                });
+            }
+        }
+    }
+}
+
 /// Finds the files that define kernels. Holds its roots and caches; a second
 /// call is served from memory where files are unchanged.
 pub struct Locator {
@@ -355,13 +378,7 @@ impl Locator {
         }
         let t = Instant::now();
         if self.cache.files.is_none() {
-            let pairs: Vec<(u32, &str)> = self
-                .cache
-                .keywords
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (i as u32, k.as_str()))
-                .collect();
+            let pairs = self.cache.keyword_pairs();
             let patterns = Patterns::new(&pairs);
             let roots = self.root_paths();
             let plan = WalkPlan {
@@ -378,14 +395,7 @@ impl Locator {
             let mut files = Vec::with_capacity(walked.len());
             for (id, w) in walked.into_iter().enumerate() {
                 let id = id as u32;
-                for h in w.hits {
-                    if let Some(list) = self.cache.hits.get_mut(h.kw as usize) {
-                        list.push(FileHit {
-                            file: id,
-                            offsets: h.offsets,
-                        });
-                    }
-                }
+                self.cache.record(id, w.hits);
                 if let Some(b) = w.bytes {
                     self.cache.retained += b.len();
                     self.cache.bytes.insert(id, b);
@@ -474,13 +484,7 @@ impl Locator {
             .iter()
             .filter_map(|k| self.cache.kw_ids.get(k).map(|&i| (i, k.as_str())))
             .collect();
-        let all_pairs: Vec<(u32, &str)> = self
-            .cache
-            .keywords
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (i as u32, k.as_str()))
-            .collect();
+        let all_pairs = self.cache.keyword_pairs();
         let new_p = Patterns::new(&new_pairs);
         let all_p = if changed.is_empty() {
             None
@@ -521,14 +525,7 @@ impl Locator {
         let mut states = Vec::new();
         for (id, scanned) in results {
             let crate::scan::Scanned { state, hits, bytes } = scanned;
-            for h in hits {
-                if let Some(list) = self.cache.hits.get_mut(h.kw as usize) {
-                    list.push(FileHit {
-                        file: id,
-                        offsets: h.offsets,
-                    });
-                }
-            }
+            self.cache.record(id, hits);
             if let Some(b) = bytes {
                 // A file already retained for older keywords keeps one copy.
                 if let std::collections::hash_map::Entry::Vacant(e) = self.cache.bytes.entry(id) {
@@ -912,6 +909,18 @@ const PATH_KINDS: &[(&str, i32, &str)] = &[
     ("/test/", 3, "path:tests(+3)"),
 ];
 
+/// The path kinds that apply, each reason code once (`/site-packages/` and
+/// `/dist-packages/` share one, as do `/tests/` and `/test/`).
+fn path_kinds(text: &str) -> Vec<(&'static str, i32)> {
+    let mut out: Vec<(&'static str, i32)> = Vec::new();
+    for (marker, value, code) in PATH_KINDS {
+        if text.contains(marker) && !out.iter().any(|(c, _)| c == code) {
+            out.push((code, *value));
+        }
+    }
+    out
+}
+
 fn path_text(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
 }
@@ -944,26 +953,7 @@ fn base_score(
         .map(|s| s.to_string_lossy().to_lowercase())
         .unwrap_or_default();
     let kw_base = kw.rsplit("::").next().unwrap_or(kw).to_lowercase();
-    let path_kind: i32 = {
-        let mut seen_site = false;
-        let mut seen_tests = false;
-        PATH_KINDS
-            .iter()
-            .filter(|(m, _, code)| {
-                if !text.contains(m) {
-                    return false;
-                }
-                // One bonus per code (site- and dist-packages, tests and test).
-                let flag = match *code {
-                    "path:site_packages(+2)" => &mut seen_site,
-                    "path:tests(+3)" => &mut seen_tests,
-                    _ => return true,
-                };
-                !std::mem::replace(flag, true)
-            })
-            .map(|(_, v, _)| *v)
-            .sum()
-    };
+    let path_kind: i32 = path_kinds(&text).iter().map(|(_, v)| v).sum();
     let depth = path
         .strip_prefix(root)
         .map(|rel| path_text(rel).matches('/').count())
@@ -990,13 +980,8 @@ fn why_codes(r: &Ranked, path: &Path, _kw: &str) -> Vec<String> {
     if r.score.stem == 0 {
         why.push("stem_match".to_owned());
     }
-    let text = path_text(path);
-    let mut seen = Vec::new();
-    for (m, _, code) in PATH_KINDS {
-        if text.contains(m) && !seen.contains(code) {
-            seen.push(code);
-            why.push((*code).to_owned());
-        }
+    for (code, _) in path_kinds(&path_text(path)) {
+        why.push(code.to_owned());
     }
     if r.score.reexport == 1 {
         why.push("reexport_init(+1)".to_owned());

@@ -226,7 +226,6 @@ impl Scanner<'_> {
             code.truncate(k);
         }
         let fstring = prefix.contains(&b'f');
-        let raw = prefix.contains(&b'r');
         let triple = src.get(at + 1) == Some(&q) && src.get(at + 2) == Some(&q);
         let start = if triple { at + 3 } else { at + 1 };
         let mut i = start;
@@ -263,7 +262,6 @@ impl Scanner<'_> {
             }
             i += 1;
         }
-        let _ = raw;
         let end_exclusive = end.min(src.len());
         let after = i.min(src.len());
         let mut j = after;
