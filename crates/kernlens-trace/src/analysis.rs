@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::collect::{Collected, GpuKind, GpuRec, NONE};
+use crate::collect::{Collected, GpuKind, NONE};
 use crate::graph;
 use crate::launch::{LaunchRec, LaunchRecord, LaunchStore};
 use crate::options::{Options, TimeWindow, WindowMode};
@@ -125,18 +125,33 @@ pub(crate) fn build(
         },
     };
     let win: Option<TimeWindow> = chosen.as_ref().map(|ch| ch.window);
-    let kept: Vec<&GpuRec> = c
-        .gpu
-        .iter()
-        .filter(|r| win.is_none_or(|w| w.contains(r.ts)))
-        .collect();
     let (set, _) = graph::effective_set(&c);
-    let resolved: Vec<(&GpuRec, rows::Resolved)> = kept
-        .iter()
-        .filter(|r| r.kind == GpuKind::Kernel)
-        .map(|r| (*r, rows::resolve(&c, set, r)))
-        .collect();
-    let (attribution, kernels, ops) = rows::rows(&c, &resolved, opts.top_k);
+    // Rows and launch records read the kept kernels in file order (first-seen rules).
+    let kept_kernels = || {
+        c.gpu
+            .iter()
+            .filter(move |r| r.kind == GpuKind::Kernel && win.is_none_or(|w| w.contains(r.ts)))
+            .map(|r| (r, rows::resolve(&c, set, r)))
+    };
+    let (attribution, kernels, ops) = rows::rows(&c, kept_kernels(), opts.top_k);
+    let launch_recs: Option<Vec<LaunchRec>> = opts.emit_launches.then(|| {
+        let mut recs: Vec<LaunchRec> = kept_kernels()
+            .map(|(r, res)| LaunchRec {
+                name: r.name,
+                op: match res.bucket {
+                    Bucket::Op(id) => id,
+                    _ => NONE,
+                },
+                meta: res.meta,
+                ts: r.ts,
+                dur: r.dur,
+                corr: r.corr,
+            })
+            .collect();
+        // Stable: ties keep file order.
+        recs.sort_by_key(|r| r.ts);
+        recs
+    });
     let extra: Vec<String> = opts
         .extra_comm_patterns
         .iter()
@@ -149,10 +164,15 @@ pub(crate) fn build(
                 || extra.iter().any(|p| lower.contains(p.as_str()))
         })
         .collect();
-    let timeline = timeline::timeline(&kept, win, &|id| {
+    // From here on time order: both sweeps walk the records sorted in place.
+    let mut c = c;
+    let mut gpu = std::mem::take(&mut c.gpu);
+    overlap::sort_by_time(&mut gpu);
+    let timeline = timeline::timeline(&gpu, win, &|id| {
         comm_flags.get(id as usize).copied().unwrap_or(false)
     });
-    let stream_overlap = overlap::stream_overlap(&c);
+    let stream_overlap = overlap::stream_overlap(&c, &gpu);
+    drop(gpu);
     let window = chosen.map(|ch| {
         let explicit = ch.method == "explicit";
         SteadyWindow {
@@ -166,26 +186,6 @@ pub(crate) fn build(
             end_ns: ch.window.end_ns(),
         }
     });
-    let launch_recs: Option<Vec<LaunchRec>> = opts.emit_launches.then(|| {
-        let mut recs: Vec<LaunchRec> = resolved
-            .iter()
-            .map(|(r, res)| LaunchRec {
-                name: r.name,
-                op: match res.bucket {
-                    Bucket::Op(id) => id,
-                    _ => NONE,
-                },
-                meta: res.meta,
-                ts: r.ts,
-                dur: r.dur,
-                corr: r.corr,
-            })
-            .collect();
-        recs.sort_by_key(|r| r.ts);
-        recs
-    });
-    drop(resolved);
-    drop(kept);
     let launches = launch_recs.map(|recs| LaunchStore {
         names: c.names,
         metas: c.metas,

@@ -19,79 +19,78 @@ fn stream_id(v: &IdVal<'_>) -> StreamId {
     }
 }
 
-struct Found {
-    stream: u32,
-    count: u64,
-    excess: i64,
+/// One stream's running figures, fed in order of `(ts, end)`.
+#[derive(Default)]
+struct StreamAcc {
+    events: u64,
+    first_ts: i64,
+    last_end: i64,
     device: i64,
-    span: i64,
-    worst_name: u32,
+    /// The previous event: `(ts, end, name)`.
+    prev: Option<(i64, i64, u32)>,
+    excess: i64,
+    count: u64,
     worst: i64,
+    worst_name: u32,
 }
 
-/// The worst overlapping stream over the whole trace, if any qualifies.
-pub(crate) fn stream_overlap(c: &Collected) -> Option<StreamOverlap> {
-    let mut by_stream: Map<u32, Vec<&GpuRec>> = Map::default();
-    for r in &c.gpu {
-        by_stream.entry(r.stream).or_default().push(r);
-    }
-    let mut best: Option<Found> = None;
-    let mut streams: Vec<_> = by_stream.into_iter().collect();
-    // Deterministic choice among equal excesses: lowest stream id (first seen).
-    streams.sort_by_key(|(s, _)| *s);
-    for (stream, mut evs) in streams {
-        if evs.len() < 2 {
-            continue;
+/// The worst overlapping stream over the whole trace, if any qualifies. `sorted` is every
+/// GPU event ordered by `(ts, end)`.
+pub(crate) fn stream_overlap(c: &Collected, sorted: &[GpuRec]) -> Option<StreamOverlap> {
+    let mut streams: Map<u32, StreamAcc> = Map::default();
+    for r in sorted {
+        let end = r.ts.saturating_add(r.dur);
+        let s = streams.entry(r.stream).or_default();
+        if s.events == 0 {
+            s.first_ts = r.ts;
+            s.last_end = end;
         }
-        evs.sort_by(|a, b| {
-            (a.ts, a.ts.saturating_add(a.dur))
-                .cmp(&(b.ts, b.ts.saturating_add(b.dur)))
-                .then_with(|| c.names.get(a.name).cmp(c.names.get(b.name)))
-        });
-        let device: i64 = evs.iter().map(|r| r.dur).sum();
-        if device == 0 {
-            continue;
-        }
-        let first = evs[0].ts;
-        let last_end = evs
-            .iter()
-            .map(|r| r.ts.saturating_add(r.dur))
-            .max()
-            .unwrap_or(first);
-        let (mut excess, mut count, mut worst, mut worst_name) = (0i64, 0u64, 0i64, 0u32);
-        for pair in evs.windows(2) {
-            let (a, b) = (pair[0], pair[1]);
-            if b.ts == a.ts {
+        s.events += 1;
+        s.device = s.device.saturating_add(r.dur);
+        s.last_end = s.last_end.max(end);
+        match s.prev {
+            // Equal (ts, end): the spec orders such events by name, so the later one of
+            // the tie is the greater name. The pair itself is skipped (same ts).
+            Some((pts, pend, pname)) if pts == r.ts && pend == end => {
+                if c.names.get(r.name) > c.names.get(pname) {
+                    s.prev = Some((pts, pend, r.name));
+                }
                 continue;
             }
-            let over = a.ts.saturating_add(a.dur) - b.ts;
-            if over <= MIN_OVERLAP_NS {
-                continue;
+            Some((pts, pend, pname)) if pts != r.ts => {
+                let over = pend - r.ts;
+                if over > MIN_OVERLAP_NS {
+                    s.excess += over;
+                    s.count += 1;
+                    if over > s.worst {
+                        s.worst = over;
+                        s.worst_name = pname;
+                    }
+                }
             }
-            excess += over;
-            count += 1;
-            if over > worst {
-                worst = over;
-                worst_name = a.name;
-            }
+            _ => {}
         }
-        let qualifies = count > 0 && worst >= MIN_WORST_NS && ratio(excess, device) >= MIN_SHARE;
-        if qualifies && best.as_ref().is_none_or(|b| excess > b.excess) {
-            best = Some(Found {
-                stream,
-                count,
-                excess,
-                device,
-                span: last_end - first,
-                worst_name,
-                worst,
-            });
+        s.prev = Some((r.ts, end, r.name));
+    }
+    let mut ids: Vec<u32> = streams.keys().copied().collect();
+    // Deterministic choice among equal excesses: the first stream seen.
+    ids.sort_unstable();
+    let mut best: Option<(u32, &StreamAcc)> = None;
+    for id in ids {
+        let Some(s) = streams.get(&id) else { continue };
+        let qualifies = s.events >= 2
+            && s.device > 0
+            && s.count > 0
+            && s.worst >= MIN_WORST_NS
+            && ratio(s.excess, s.device) >= MIN_SHARE;
+        if qualifies && best.is_none_or(|(_, b)| s.excess > b.excess) {
+            best = Some((id, s));
         }
     }
-    let f = best?;
+    let (id, f) = best?;
     let (pid, tid) = c
         .streams
-        .get(f.stream)
+        .get(id)
         .map_or((StreamId::Null, StreamId::Null), |(p, t)| {
             (stream_id(p), stream_id(t))
         });
@@ -103,7 +102,7 @@ pub(crate) fn stream_overlap(c: &Collected) -> Option<StreamOverlap> {
         excess_us: us(f.excess),
         device_us: us(f.device),
         excess_share: share,
-        span_us: us(f.span),
+        span_us: us(f.last_end - f.first_ts),
         worst_event: c.names.get(f.worst_name).to_string(),
         worst_event_excess_us: us(f.worst),
         severity: if share >= WARNING_SHARE {
@@ -113,4 +112,9 @@ pub(crate) fn stream_overlap(c: &Collected) -> Option<StreamOverlap> {
         }
         .to_string(),
     })
+}
+
+/// Sorts GPU events by `(ts, end)`, the order both sweeps need.
+pub(crate) fn sort_by_time(gpu: &mut [GpuRec]) {
+    gpu.sort_unstable_by_key(|r| (r.ts, r.ts.saturating_add(r.dur)));
 }

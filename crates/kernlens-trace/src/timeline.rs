@@ -1,122 +1,117 @@
 //! Busy/idle: interval unions over the kept GPU events (trace.md §11).
+//!
+//! The events arrive sorted by start, so every union (pooled, per device, per category)
+//! is one running segment per tracker in a single sweep: no interval lists are built,
+//! which keeps a multi-GB trace's analysis inside the memory of its compact records.
 
 use crate::collect::{GpuKind, GpuRec};
 use crate::intern::Map;
 use crate::options::TimeWindow;
 use crate::report::{Categories, DeviceTimeline, Timeline, pct, ratio, us};
 
-/// Sorted, disjoint, non-touching segments covering a set of intervals.
-pub(crate) fn segments(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    iv.retain(|&(s, e)| e > s);
-    iv.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len() / 4 + 1);
-    for (s, e) in iv {
-        match out.last_mut() {
-            // Touching intervals merge: a new segment starts only when start > end.
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
+/// The length of a union of intervals added in order of start.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Union {
+    start: i64,
+    end: i64,
+    open: bool,
+    closed_total: i64,
 }
 
-/// The union of two segment lists, in one linear merge.
-pub(crate) fn merge(a: &[(i64, i64)], b: &[(i64, i64)]) -> Vec<(i64, i64)> {
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let next = if j >= b.len() || (i < a.len() && a[i] <= b[j]) {
-            i += 1;
-            a[i - 1]
+impl Union {
+    /// Adds `[s, e)`; `s` must not be below any earlier start. Empty intervals add nothing,
+    /// touching ones merge (a new segment starts only when `s > end`).
+    #[inline]
+    pub(crate) fn add(&mut self, s: i64, e: i64) {
+        if e <= s {
+            return;
+        }
+        if self.open && s <= self.end {
+            self.end = self.end.max(e);
         } else {
-            j += 1;
-            b[j - 1]
-        };
-        match out.last_mut() {
-            Some(last) if next.0 <= last.1 => last.1 = last.1.max(next.1),
-            _ => out.push(next),
+            if self.open {
+                self.closed_total += self.end - self.start;
+            }
+            self.start = s;
+            self.end = e;
+            self.open = true;
         }
     }
-    out
+
+    pub(crate) fn len(&self) -> i64 {
+        self.closed_total + if self.open { self.end - self.start } else { 0 }
+    }
 }
 
-/// Total length of segments.
-pub(crate) fn length(segs: &[(i64, i64)]) -> i64 {
-    segs.iter().map(|&(s, e)| e - s).sum()
-}
-
-/// One device's intervals and sums.
 #[derive(Default)]
 struct DeviceAcc {
-    kernels: Vec<(i64, i64)>,
-    copies: Vec<(i64, i64)>,
+    busy: Union,
+    kernels: Union,
     memcpy_sum: i64,
     kernel_count: u64,
 }
 
-/// The interval of an event, clipped to the window when there is one.
-fn clipped(r: &GpuRec, window: Option<TimeWindow>) -> (i64, i64) {
-    let end = r.ts.saturating_add(r.dur);
-    match window {
-        Some(w) => (r.ts.max(w.start_ns()), end.min(w.end_ns())),
-        None => (r.ts, end),
-    }
-}
-
-/// Builds the timeline. `is_comm` says whether a kernel name id is communication.
+/// Builds the timeline from GPU events sorted by `ts`. Only events the window keeps
+/// count; `is_comm` says whether a kernel name id is communication.
 pub(crate) fn timeline(
-    kept: &[&GpuRec],
+    sorted: &[GpuRec],
     window: Option<TimeWindow>,
     is_comm: &dyn Fn(u32) -> bool,
 ) -> Timeline {
-    let total = match window {
-        Some(w) => w.len_ns(),
-        None => {
-            let min = kept.iter().map(|r| r.ts).min();
-            let max = kept.iter().map(|r| r.ts.saturating_add(r.dur)).max();
-            match (min, max) {
-                (Some(a), Some(b)) => b.saturating_sub(a).max(0),
-                _ => 0,
-            }
-        }
-    };
-    let (mut comp, mut comm, mut copy) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut comp, mut comm, mut kernels, mut all) = (
+        Union::default(),
+        Union::default(),
+        Union::default(),
+        Union::default(),
+    );
     let (mut memcpy_sum, mut kernel_sum) = (0i64, 0i64);
+    let (mut min_ts, mut max_end) = (i64::MAX, i64::MIN);
     let mut by_device: Map<Option<i64>, DeviceAcc> = Map::default();
-    for r in kept {
-        let iv = clipped(r, window);
+    for r in sorted
+        .iter()
+        .filter(|r| window.is_none_or(|w| w.contains(r.ts)))
+    {
+        let end = r.ts.saturating_add(r.dur);
+        min_ts = min_ts.min(r.ts);
+        max_end = max_end.max(end);
+        // Clipping keeps the order by start: the clipped start is monotone in `ts`.
+        let (s, e) = match window {
+            Some(w) => (r.ts.max(w.start_ns()), end.min(w.end_ns())),
+            None => (r.ts, end),
+        };
         let dev = by_device.entry(r.device).or_default();
+        all.add(s, e);
+        dev.busy.add(s, e);
         match r.kind {
             GpuKind::Kernel => {
                 kernel_sum = kernel_sum.saturating_add(r.dur);
-                dev.kernels.push(iv);
+                kernels.add(s, e);
+                dev.kernels.add(s, e);
                 dev.kernel_count += 1;
                 if is_comm(r.name) {
-                    comm.push(iv)
+                    comm.add(s, e)
                 } else {
-                    comp.push(iv)
+                    comp.add(s, e)
                 }
             }
             GpuKind::Memcpy => {
                 memcpy_sum = memcpy_sum.saturating_add(r.dur);
-                dev.copies.push(iv);
                 dev.memcpy_sum = dev.memcpy_sum.saturating_add(r.dur);
-                copy.push(iv);
             }
         }
     }
-    let comp = segments(comp);
-    let comm = segments(comm);
-    let copy = segments(copy);
-    let kernels = merge(&comp, &comm);
-    let all = merge(&kernels, &copy);
-    let busy = length(&all);
-    let kernel_union = length(&kernels);
+    let total = match window {
+        Some(w) => w.len_ns(),
+        None if min_ts <= max_end => max_end.saturating_sub(min_ts).max(0),
+        None => 0,
+    };
+    let busy = all.len();
+    let kernel_union = kernels.len();
     let idle = (total - busy).max(0);
-    let comp_len = length(&comp);
+    let comp_len = comp.len();
     let categories = Categories {
         computation_us: us(comp_len),
-        communication_us: us(length(&comm)),
+        communication_us: us(comm.len()),
         exposed_communication_us: us(kernel_union - comp_len),
         memcpy_us: us(busy - kernel_union),
         idle_us: us(idle),
@@ -127,15 +122,13 @@ pub(crate) fn timeline(
     let per_device = devices
         .into_iter()
         .map(|(device, acc)| {
-            let k = segments(acc.kernels);
-            let both = merge(&k, &segments(acc.copies));
-            let dbusy = length(&both);
+            let dbusy = acc.busy.len();
             DeviceTimeline {
                 device,
                 total_us: us(total),
                 busy_us: us(dbusy),
                 idle_us: us((total - dbusy).max(0)),
-                kernel_union_us: us(length(&k)),
+                kernel_union_us: us(acc.kernels.len()),
                 memcpy_us: us(acc.memcpy_sum),
                 idle_pct: pct((total - dbusy).max(0), total),
                 busy_pct: pct(dbusy, total),
@@ -163,20 +156,45 @@ pub(crate) fn timeline(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    #[test]
-    fn touching_intervals_merge_and_empty_ones_vanish() {
-        let s = segments(vec![(0, 10), (10, 20), (30, 30), (25, 40), (35, 36)]);
-        assert_eq!(s, vec![(0, 20), (25, 40)]);
-        assert_eq!(length(&s), 35);
+    fn union_of(mut iv: Vec<(i64, i64)>) -> i64 {
+        iv.sort();
+        let mut u = Union::default();
+        for (s, e) in iv {
+            u.add(s, e);
+        }
+        u.len()
     }
 
     #[test]
-    fn merge_equals_union_of_concatenation() {
-        let a = segments(vec![(0, 5), (10, 15), (20, 30)]);
-        let b = segments(vec![(4, 11), (15, 16), (40, 41)]);
-        let mut both = a.clone();
-        both.extend(&b);
-        assert_eq!(merge(&a, &b), segments(both));
+    fn touching_intervals_merge_and_empty_ones_vanish() {
+        assert_eq!(
+            union_of(vec![(0, 10), (10, 20), (30, 30), (25, 40), (35, 36)]),
+            35
+        );
+    }
+
+    proptest! {
+        /// The sweep equals counting covered unit cells.
+        #[test]
+        fn union_equals_covered_cells(iv in prop::collection::vec((0i64..200, 0i64..50), 0..40)) {
+            let iv: Vec<(i64, i64)> = iv.into_iter().map(|(s, d)| (s, s + d)).collect();
+            let mut cells = std::collections::HashSet::new();
+            for &(s, e) in &iv {
+                cells.extend(s..e);
+            }
+            prop_assert_eq!(union_of(iv), cells.len() as i64);
+        }
+
+        /// Union is bounded by the sum and by the span, and never negative.
+        #[test]
+        fn union_bounds(iv in prop::collection::vec((-100i64..100, 0i64..30), 1..30)) {
+            let iv: Vec<(i64, i64)> = iv.into_iter().map(|(s, d)| (s, s + d)).collect();
+            let sum: i64 = iv.iter().map(|(s, e)| e - s).sum();
+            let span = iv.iter().map(|x| x.1).max().unwrap_or(0) - iv.iter().map(|x| x.0).min().unwrap_or(0);
+            let u = union_of(iv);
+            prop_assert!(u >= 0 && u <= sum && u <= span);
+        }
     }
 }
