@@ -4,7 +4,8 @@
 //!
 //! The tree is `KERNLENS_LOCATE_BENCH_TREE` when set (made by
 //! `cargo run --release -p kernlens-locate --example gen_source_tree -- DIR 1G 1`),
-//! else a 64 MiB tree generated into a temp dir so the bench runs on its own.
+//! else a 64 MiB tree generated into a temp dir so the bench runs on its own
+//! (4 MiB when `cargo test --benches` runs it once as a test).
 //! `benches/compare_rg.sh` measures the same tree against the ripgrep anchor.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -24,7 +25,10 @@ fn tree() -> (Option<tempfile::TempDir>, PathBuf) {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("tree");
-    source_tree::generate(&dir, 64 << 20, 1).unwrap();
+    // `cargo test --benches` runs each bench once without `--bench`: a small tree will do.
+    let measuring = std::env::args().any(|a| a == "--bench");
+    let bytes = if measuring { 64 << 20 } else { 4 << 20 };
+    source_tree::generate(&dir, bytes, 1).unwrap();
     (Some(tmp), dir)
 }
 
