@@ -145,7 +145,7 @@ pub(crate) fn build(
                 meta: res.meta,
                 ts: r.ts,
                 dur: r.dur,
-                corr: r.corr,
+                corr: r.corr(),
             })
             .collect();
         // Stable: ties keep file order.

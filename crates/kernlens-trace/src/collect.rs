@@ -15,19 +15,61 @@ pub(crate) enum GpuKind {
     Memcpy,
 }
 
-/// One kernel, memcpy or memset: a few integers.
+/// One kernel, memcpy or memset: a few integers (48 bytes; a multi-GB trace holds
+/// millions of these, so optional fields are a value plus a flag, not `Option<i64>`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct GpuRec {
     pub(crate) ts: i64,
     pub(crate) dur: i64,
-    pub(crate) corr: Option<i64>,
-    pub(crate) device: Option<i64>,
+    corr_value: i64,
+    device_value: i64,
     pub(crate) name: u32,
     /// Interned `(pid, tid)`.
     pub(crate) stream: u32,
     /// Interned `(grid, block)` of the event itself, or [`NONE`].
     pub(crate) geometry: u32,
     pub(crate) kind: GpuKind,
+    has_corr: bool,
+    has_device: bool,
+}
+
+impl GpuRec {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        ts: i64,
+        dur: i64,
+        corr: Option<i64>,
+        device: Option<i64>,
+        name: u32,
+        stream: u32,
+        geometry: u32,
+        kind: GpuKind,
+    ) -> Self {
+        GpuRec {
+            ts,
+            dur,
+            corr_value: corr.unwrap_or(0),
+            device_value: device.unwrap_or(0),
+            name,
+            stream,
+            geometry,
+            kind,
+            has_corr: corr.is_some(),
+            has_device: device.is_some(),
+        }
+    }
+
+    /// `args.correlation`, when it was an integer.
+    #[inline]
+    pub(crate) fn corr(&self) -> Option<i64> {
+        self.has_corr.then_some(self.corr_value)
+    }
+
+    /// The event's device (§11.2).
+    #[inline]
+    pub(crate) fn device(&self) -> Option<i64> {
+        self.has_device.then_some(self.device_value)
+    }
 }
 
 /// Op meta recorded per External id (first seen wins).
@@ -257,16 +299,16 @@ impl<'o> Collector<'o> {
                 let stream = o
                     .streams
                     .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
-                o.gpu.push(GpuRec {
-                    ts: ev.ts,
-                    dur: ev.dur,
-                    corr: ev.args.correlation,
+                o.gpu.push(GpuRec::new(
+                    ev.ts,
+                    ev.dur,
+                    ev.args.correlation,
                     device,
                     name,
                     stream,
                     geometry,
                     kind,
-                });
+                ));
             }
             Cat::PythonFunction | Cat::Flow | Cat::Other => {}
         }

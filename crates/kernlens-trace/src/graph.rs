@@ -25,7 +25,7 @@ pub(crate) fn coverage(c: &Collected) -> GraphCoverage {
     let mut graph_kernels = 0u64;
     if !set.is_empty() {
         for r in c.gpu.iter().filter(|r| r.kind == GpuKind::Kernel) {
-            if let Some(corr) = r.corr.filter(|k| set.contains(k)) {
+            if let Some(corr) = r.corr().filter(|k| set.contains(k)) {
                 graph_kernels += 1;
                 with_kernels.insert(corr);
             }

@@ -24,13 +24,13 @@ pub(crate) struct Resolved {
 /// Resolves one kernel through `corr → External id → op`.
 pub(crate) fn resolve(c: &Collected, graph: &Set<i64>, r: &GpuRec) -> Resolved {
     let info = r
-        .corr
+        .corr()
         .and_then(|k| c.links.get(&k))
         .and_then(|x| c.ops.get(x));
     let meta = info.map_or(NONE, |i| i.meta);
     let bucket = match info {
         Some(i) if !c.names.get(i.name).is_empty() => Bucket::Op(i.name),
-        _ if r.corr.is_some_and(|k| graph.contains(&k)) => Bucket::Graph,
+        _ if r.corr().is_some_and(|k| graph.contains(&k)) => Bucket::Graph,
         _ => Bucket::Unlinked,
     };
     Resolved { bucket, meta }

@@ -230,7 +230,7 @@ fn kept_links(c: &Collected, window: TimeWindow) -> (Set<i64>, Set<i64>) {
         .gpu
         .iter()
         .filter(|r| window.contains(r.ts))
-        .filter_map(|r| r.corr)
+        .filter_map(|r| r.corr())
         .collect();
     let exts: Set<i64> = corrs
         .iter()

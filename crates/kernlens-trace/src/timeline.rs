@@ -79,7 +79,7 @@ pub(crate) fn timeline(
             Some(w) => (r.ts.max(w.start_ns()), end.min(w.end_ns())),
             None => (r.ts, end),
         };
-        let dev = by_device.entry(r.device).or_default();
+        let dev = by_device.entry(r.device()).or_default();
         all.add(s, e);
         dev.busy.add(s, e);
         match r.kind {

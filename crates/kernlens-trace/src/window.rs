@@ -173,7 +173,7 @@ fn launched_spans(c: &Collected, steps: &[&Span]) -> Vec<Option<(i64, i64)>> {
     }
     let mut gpu_span: Vec<Option<(i64, i64)>> = vec![None; steps.len()];
     for r in &c.gpu {
-        let Some(launch) = r.corr.and_then(|k| c.launch_at.get(&k)) else {
+        let Some(launch) = r.corr().and_then(|k| c.launch_at.get(&k)) else {
             continue;
         };
         let Some(list) = by_pid.get(&launch.pid) else {
