@@ -10,6 +10,10 @@ pub struct Limits {
     pub max_prefix_bytes: usize,
     /// Longest single event object in bytes (default 64 MiB).
     pub max_event_bytes: usize,
+    /// Most bytes of trace text read, after decompression (default: no limit). A
+    /// decompression bomb then stops at this size with a `LimitExceeded` input error,
+    /// keeping the events read so far.
+    pub max_input_bytes: Option<u64>,
 }
 
 impl Default for Limits {
@@ -17,6 +21,7 @@ impl Default for Limits {
         Limits {
             max_prefix_bytes: 16 * 1024 * 1024,
             max_event_bytes: 64 * 1024 * 1024,
+            max_input_bytes: None,
         }
     }
 }
@@ -27,7 +32,14 @@ impl Limits {
         Limits {
             max_prefix_bytes,
             max_event_bytes,
+            max_input_bytes: None,
         }
+    }
+
+    /// The same limits with a cap on the bytes of trace text read.
+    pub fn with_max_input_bytes(mut self, max: u64) -> Self {
+        self.max_input_bytes = Some(max);
+        self
     }
 }
 

@@ -160,7 +160,29 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
+/// The input-size limit was reached (carried inside an `io::Error`).
+#[derive(Debug)]
+struct InputLimit(u64);
+
+impl std::fmt::Display for InputLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "trace text exceeds {} bytes (Limits::max_input_bytes)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for InputLimit {}
+
 fn input_problem(e: &io::Error, gzip: bool) -> Problem {
+    if let Some(limit) = e.get_ref().and_then(|x| x.downcast_ref::<InputLimit>()) {
+        return Problem::Input {
+            kind: "LimitExceeded",
+            detail: limit.to_string(),
+        };
+    }
     let kind = match e.kind() {
         io::ErrorKind::UnexpectedEof if gzip => "EOFError",
         io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData if gzip => "BadGzipFile",
@@ -196,6 +218,11 @@ fn read_bytes(
     collector: &mut Collector<'_>,
     log: &mut ErrorLog,
 ) -> Option<Vec<u8>> {
+    let over = limits.max_input_bytes.filter(|&max| buf.len() as u64 > max);
+    if let Some(max) = over {
+        log.push(&input_problem(&io::Error::other(InputLimit(max)), false), 0);
+    }
+    let buf = &buf[..over.map_or(buf.len(), |max| max as usize)];
     let body = match scan::locate_array(buf, true, limits) {
         Located::Array { key_at, body } => {
             let prov = prefix_provenance(&buf[..key_at]);
@@ -402,15 +429,26 @@ pub(crate) fn read_stream<R: Read + Send>(
 ) -> Option<Vec<u8>> {
     std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
+        let max_input = limits.max_input_bytes;
         scope.spawn(move || {
             let mut reader = reader;
+            let mut total: u64 = 0;
             loop {
                 let mut chunk = vec![0u8; CHUNK];
                 match read_up_to(&mut reader, &mut chunk) {
                     Ok(0) => return,
                     Ok(n) => {
                         chunk.truncate(n);
+                        let over = max_input.filter(|&max| total + n as u64 > max);
+                        if let Some(max) = over {
+                            chunk.truncate(max.saturating_sub(total) as usize);
+                        }
+                        total += chunk.len() as u64;
                         if tx.send(Ok(chunk)).is_err() {
+                            return;
+                        }
+                        if let Some(max) = over {
+                            let _ = tx.send(Err(io::Error::other(InputLimit(max))));
                             return;
                         }
                     }

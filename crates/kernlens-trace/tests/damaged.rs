@@ -173,3 +173,46 @@ fn an_event_over_the_limit_stops_the_read_after_keeping_earlier_events() {
     let a = both(&big, &Options::default());
     assert_eq!(a.event_total, 9090);
 }
+
+/// `Limits::max_input_bytes` stops a decompression bomb at the cap, keeping the events
+/// read so far and saying why.
+#[test]
+fn input_limit_stops_a_decompression_bomb() {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut enc, b"{\"traceEvents\":[").unwrap();
+    let block = b"{},".repeat(1 << 16);
+    for _ in 0..512 {
+        // 100 MB of tiny events from a gzip of about 100 KB.
+        std::io::Write::write_all(&mut enc, &block).unwrap();
+    }
+    let bomb = enc.finish().unwrap();
+    assert!(bomb.len() < 1 << 20);
+    let mut o = Options::default();
+    o.limits = Limits::default().with_max_input_bytes(3 << 20);
+    let a = analyze(&TraceSource::from_bytes("bomb.json.gz", bomb), &o).unwrap();
+    assert!(a.event_total > 1_000_000 && a.event_total <= (3 << 20) / 3);
+    assert!(
+        a.stream_errors[0]
+            .starts_with("trace input error: LimitExceeded: trace text exceeds 3145728 bytes"),
+        "{:?}",
+        a.stream_errors
+    );
+    // The same cap on a plain trace.
+    let t = eager_plain();
+    let b = both_capped(&t, 1 << 20);
+    assert!(b.event_total > 0 && b.event_total < 9089);
+    assert!(b.stream_errors.iter().any(|e| e.contains("LimitExceeded")));
+}
+
+fn both_capped(bytes: &[u8], cap: u64) -> Analysis {
+    let mut o = Options::default();
+    o.limits = Limits::default().with_max_input_bytes(cap);
+    let a = analyze(&TraceSource::from_bytes("t.json", bytes.to_vec()), &o).unwrap();
+    let b = analyze(
+        &TraceSource::from_reader("t.json", std::io::Cursor::new(bytes.to_vec())),
+        &o,
+    )
+    .unwrap();
+    assert_eq!(a.event_total, b.event_total);
+    a
+}
