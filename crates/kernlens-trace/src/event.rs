@@ -341,71 +341,38 @@ fn dim3(v: Value<'_>) -> Option<Dim3> {
     Some(out)
 }
 
-/// The elements of a validated JSON array: `Some(int)` for integers, `None` otherwise.
-fn int_list(text: &[u8]) -> Option<Vec<Option<i64>>> {
+/// Maps each element of a validated JSON array; anything else gives an empty list.
+fn map_array<T>(text: &[u8], mut f: impl FnMut(Value<'_>) -> T) -> Vec<T> {
     let mut c = Cursor::new(text, 0);
     let mut stack = Vec::new();
     let mut out = Vec::new();
-    if !c.open(b'[', b']').ok()? {
-        return Some(out);
+    if !matches!(c.open(b'[', b']'), Ok(true)) {
+        return out;
     }
-    loop {
-        let v = c.value(&mut stack).ok()?;
-        out.push(match v {
-            Value::Scalar(Scalar::Num(t)) => parse_int(t),
-            _ => None,
-        });
-        if !c.next_or_close(b']').ok()? {
-            return Some(out);
+    while let Ok(v) = c.value(&mut stack) {
+        out.push(f(v));
+        if !matches!(c.next_or_close(b']'), Ok(true)) {
+            break;
         }
     }
+    out
 }
 
 /// `Input Dims` normalised positionally: a list entry keeps its integer members, any
 /// other entry becomes `[]` (trace.md §12).
 pub(crate) fn normalize_shapes(text: &[u8]) -> Vec<Vec<i64>> {
-    let mut c = Cursor::new(text, 0);
-    let mut stack = Vec::new();
-    let mut out = Vec::new();
-    if !matches!(c.open(b'[', b']'), Ok(true)) {
-        return out;
-    }
-    loop {
-        let Ok(v) = c.value(&mut stack) else {
-            return out;
-        };
-        out.push(match v {
-            Value::Container(t) if t.first() == Some(&b'[') => int_list(t)
-                .unwrap_or_default()
-                .into_iter()
-                .flatten()
-                .collect(),
-            _ => Vec::new(),
-        });
-        if !matches!(c.next_or_close(b']'), Ok(true)) {
-            return out;
+    map_array(text, |v| match v {
+        Value::Container(t) if t.first() == Some(&b'[') => {
+            map_array(t, |x| x.as_int()).into_iter().flatten().collect()
         }
-    }
+        _ => Vec::new(),
+    })
 }
 
 /// `Input type` normalised: strings kept, any other entry becomes `""`.
 pub(crate) fn normalize_dtypes(text: &[u8]) -> Vec<String> {
-    let mut c = Cursor::new(text, 0);
-    let mut stack = Vec::new();
-    let mut out = Vec::new();
-    if !matches!(c.open(b'[', b']'), Ok(true)) {
-        return out;
-    }
-    loop {
-        let Ok(v) = c.value(&mut stack) else {
-            return out;
-        };
-        out.push(match v {
-            Value::Scalar(Scalar::Str(s)) => s.decode().into_owned(),
-            _ => String::new(),
-        });
-        if !matches!(c.next_or_close(b']'), Ok(true)) {
-            return out;
-        }
-    }
+    map_array(text, |v| match v {
+        Value::Scalar(Scalar::Str(s)) => s.decode().into_owned(),
+        _ => String::new(),
+    })
 }
