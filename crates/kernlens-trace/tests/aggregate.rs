@@ -149,9 +149,11 @@ fn steady_without_annotations_falls_back_to_full() {
     assert_eq!(a.attribution.kernel_count, 2);
 }
 
-fn cpu_step_trace(with_gpu_annotations: bool) -> Vec<Value> {
+/// Four CPU `ProfilerStep#i` spans on pid 1, each launching a 50 µs kernel at +500 and
+/// a kernel of `big[i]` µs at +600 (scenario 28's layout).
+fn cpu_steps(big: [f64; 4]) -> Vec<Value> {
     let mut ev = Vec::new();
-    for (i, d) in [400.0, 100.0, 300.0, 200.0].iter().enumerate() {
+    for (i, d) in big.iter().enumerate() {
         let base = 1000.0 * i as f64;
         ev.push(json!({"ph":"X","cat":"user_annotation","name":format!("ProfilerStep#{i}"),"pid":1,"tid":1,"ts":base,"dur":1000.0,"args":{}}));
         let (c1, c2) = (10 * i as i64 + 1, 10 * i as i64 + 2);
@@ -172,6 +174,11 @@ fn cpu_step_trace(with_gpu_annotations: bool) -> Vec<Value> {
         ev.push(kernel("small", base + 500.0, 50.0, Some(c1)));
         ev.push(kernel("big", base + 600.0, *d, Some(c2)));
     }
+    ev
+}
+
+fn cpu_step_trace(with_gpu_annotations: bool) -> Vec<Value> {
+    let mut ev = cpu_steps([400.0, 100.0, 300.0, 200.0]);
     if with_gpu_annotations {
         // Named apart from the CPU steps: with a CPU twin, §10.2a would compare coverage.
         for i in 0..3 {
@@ -682,30 +689,11 @@ fn back_to_back_events_with_one_extended() {
 }
 
 fn sliver_trace(annotation_dur: f64) -> Vec<Value> {
-    let mut ev = Vec::new();
+    let mut ev = cpu_steps([300.0; 4]);
     for i in 0..4 {
-        let base = 1000.0 * i as f64;
-        ev.push(json!({"ph":"X","cat":"user_annotation","name":format!("ProfilerStep#{i}"),"pid":1,"tid":1,"ts":base,"dur":1000.0,"args":{}}));
-        let (c1, c2) = (10 * i + 1, 10 * i + 2);
-        ev.push(launch(
-            "cuda_runtime",
-            "cudaLaunchKernel",
-            c1,
-            None,
-            base + 100.0,
-        ));
-        ev.push(launch(
-            "cuda_runtime",
-            "cudaLaunchKernel",
-            c2,
-            None,
-            base + 200.0,
-        ));
-        ev.push(kernel("small", base + 500.0, 50.0, Some(c1)));
-        ev.push(kernel("big", base + 600.0, 300.0, Some(c2)));
         ev.push(annotation(
             &format!("ProfilerStep#{i}"),
-            base + 500.0,
+            1000.0 * i as f64 + 500.0,
             annotation_dur,
         ));
     }
