@@ -3,12 +3,10 @@
 
 use std::process::ExitCode;
 
-use kernlens_gate::{
-    GateInputs, GateReport, Severity, Thresholds, analysis_probe, evaluate, parse_threshold,
-};
+use kernlens_gate::{GateInputs, GateReport, Severity, Thresholds, analysis_probe, evaluate};
 use kernlens_trace::{Options, TraceSource};
 
-use super::{EXIT_STRICT, Failure};
+use super::{EXIT_STRICT, Failure, threshold_arg};
 
 /// Arguments of `kernlens gate`.
 #[derive(clap::Args)]
@@ -27,13 +25,6 @@ pub struct Args {
     /// Exit 3 when the trace had recovered structural problems.
     #[arg(long)]
     strict: bool,
-}
-
-/// A flag value must be a finite, non-negative percentage; anything else is a
-/// usage error rather than a silent fallback, since the user typed it.
-fn threshold_arg(text: &str) -> Result<f64, String> {
-    parse_threshold(Some(text))
-        .ok_or_else(|| format!("'{text}' is not a percentage (a finite number >= 0)"))
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {

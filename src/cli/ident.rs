@@ -1,13 +1,13 @@
 //! `kernlens ident NAME... [--json]`: the identity keys, category and vendor
 //! of kernel names (ident.md; JSON schema `kernlens.ident/1`, cli.md).
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 
 use kernlens_ident::{Category, VendorLib, classify, demangle_full, keys, vendor_of};
 use serde::Serialize;
 
-use super::Failure;
+use super::{Failure, write_stdout};
 
 /// Arguments of `kernlens ident`.
 #[derive(clap::Args)]
@@ -59,16 +59,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     } else {
         table(&results)
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        // A closed pipe (`| head`) is the reader's choice, not a failure.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(Failure::new("cannot write to standard output", e)),
-    }
+    write_stdout(&text)
 }
 
 /// Names from standard input, one a line; blank lines are skipped and

@@ -4,7 +4,7 @@
 //! (`KERNLENS_SOURCE_ROOTS`, the discovery environment, cache directories,
 //! the scratch root to exclude) are read here, at the edge, and handed in.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +18,7 @@ use kernlens_scratch::location::ScratchEnv;
 use kernlens_trace::TraceSource;
 use serde::Serialize;
 
-use super::Failure;
+use super::{Failure, write_stdout};
 
 /// Arguments of `kernlens locate`.
 #[derive(clap::Args)]
@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             }
             seen.iter().map(|k| format!("{k}\n")).collect()
         };
-        return write_out(&text);
+        return write_stdout(&text);
     }
     let mut builder = Locator::builder();
     for r in &args.roots {
@@ -134,7 +134,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     } else {
         table(&results)
     };
-    write_out(&text)
+    write_stdout(&text)
 }
 
 /// Runs `work`, showing elapsed time on standard error while it walks and
@@ -173,19 +173,6 @@ fn to_json<T: Serialize>(doc: &T) -> Result<String, Failure> {
         .map_err(|e| Failure::new("cannot write the locate JSON", e))?;
     json.push('\n');
     Ok(json)
-}
-
-fn write_out(text: &str) -> Result<ExitCode, Failure> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        // A closed pipe (`| head`) is the reader's choice, not a failure.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(Failure::new("cannot write to standard output", e)),
-    }
 }
 
 fn table(results: &[LocateResult]) -> String {

@@ -64,6 +64,28 @@ impl fmt::Display for Failure {
     }
 }
 
+/// A percentage flag must be a finite, non-negative number; anything else is a usage
+/// error rather than a silent fallback to the default, since the user typed it.
+pub fn threshold_arg(text: &str) -> Result<f64, String> {
+    kernlens_gate::parse_threshold(Some(text))
+        .ok_or_else(|| format!("'{text}' is not a percentage (a finite number >= 0)"))
+}
+
+/// Writes a whole document to standard output. A closed pipe (`| head`) is the
+/// reader's choice, not a failure.
+pub fn write_stdout(text: &str) -> Result<ExitCode, Failure> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(Failure::new("cannot write to standard output", e)),
+    }
+}
+
 /// Exit status for a trace whose recovered problems `--strict` turns into a failure.
 pub const EXIT_STRICT: u8 = 3;
 

@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 
 use kernlens::triage::{Phase, TriageGroup};
 use kernlens::{Triage, TriageOptions, TriageReport};
-use kernlens_gate::{Decision, Severity, Thresholds, parse_threshold};
+use kernlens_gate::{Decision, Severity, Thresholds};
 use kernlens_locate::{DiscoveryEnv, KindContext, Locator, RootOrigin};
 use kernlens_scratch::location::ScratchEnv;
 use kernlens_trace::TraceSource;
 
-use super::{EXIT_STRICT, Failure};
+use super::{EXIT_STRICT, Failure, threshold_arg};
 
 /// Traces larger than this show a progress line while they are read (cli.md).
 const PROGRESS_TRACE_BYTES: u64 = 64 * 1024 * 1024;
@@ -62,13 +62,6 @@ pub struct Args {
     /// Exit 3 when the trace had recovered structural problems.
     #[arg(long)]
     strict: bool,
-}
-
-/// A flag value must be a finite, non-negative percentage; anything else is
-/// a usage error, since the user typed it.
-fn threshold_arg(text: &str) -> Result<f64, String> {
-    parse_threshold(Some(text))
-        .ok_or_else(|| format!("'{text}' is not a percentage (a finite number >= 0)"))
 }
 
 fn env_path(key: &str) -> Option<PathBuf> {
