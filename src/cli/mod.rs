@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 mod gate;
 mod ident;
 mod locate;
+mod progress;
 mod scratch;
 mod split;
 mod summary;

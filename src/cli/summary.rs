@@ -51,8 +51,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     let source = TraceSource::open(&args.trace)
         .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
-    let analysis = kernlens_trace::analyze(&source, &opts)
-        .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
+    let analysis = match super::progress::ReadProgress::for_trace(&args.trace, args.json) {
+        Some(mut line) => kernlens_trace::analyze_with_progress(&source, &opts, None, &mut line),
+        None => kernlens_trace::analyze(&source, &opts),
+    }
+    .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
     if args.json {
         println!("{}", analysis.to_json());
     } else {

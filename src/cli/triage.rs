@@ -6,13 +6,9 @@
 //! here, at the edge, and handed to the library.
 
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use kernlens::triage::{Phase, TriageGroup};
 use kernlens::{Triage, TriageOptions, TriageReport};
@@ -21,10 +17,8 @@ use kernlens_locate::{DiscoveryEnv, KindContext, Locator, RootOrigin};
 use kernlens_scratch::location::ScratchEnv;
 use kernlens_trace::TraceSource;
 
-use super::{EXIT_STRICT, Failure, threshold_arg};
-
-/// Traces larger than this show a progress line while they are read (cli.md).
-const PROGRESS_TRACE_BYTES: u64 = 64 * 1024 * 1024;
+use super::progress::{PROGRESS_TRACE_BYTES, Spinner};
+use super::{EXIT_STRICT, Failure, threshold_arg, write_stdout};
 
 /// Arguments of `kernlens triage`.
 #[derive(clap::Args)]
@@ -159,68 +153,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     } else {
         render(&report)
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => {}
-        // A closed pipe (`| head`) is the reader's choice, not a failure.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => return Err(Failure::new("cannot write to standard output", e)),
-    }
+    write_stdout(&text)?;
     if args.strict && !report.analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A phase line with a spinner and the elapsed time, redrawn on standard
-/// error until dropped (the stages offer no finer progress hook).
-struct Spinner {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Spinner {
-    fn start(message: String) -> Spinner {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            let frames = ['|', '/', '-', '\\'];
-            let started = Instant::now();
-            let mut n = 0usize;
-            while !flag.load(Ordering::Relaxed) {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(
-                    err,
-                    "\r\x1b[2K{} {message} {:.1}s",
-                    frames[n % frames.len()],
-                    started.elapsed().as_secs_f64()
-                );
-                let _ = err.flush();
-                drop(err);
-                n += 1;
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        });
-        Spinner {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
 }
 
 /// The human report: what the trace is, whether the gate passed, then one

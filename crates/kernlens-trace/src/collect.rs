@@ -3,7 +3,7 @@
 
 use crate::event::{Cat, Dim3, Event, IdVal, Wanted, normalize_dtypes, normalize_shapes};
 use crate::intern::{Interner, Map, Set, StrInterner};
-use crate::observe::{EventObserver, ObservedEvent, TraceId};
+use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 
 /// `u32::MAX` marks "none" in the compact id fields.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -129,6 +129,7 @@ pub(crate) struct Collected {
 pub(crate) struct Collector<'o> {
     pub(crate) out: Collected,
     observer: Option<&'o mut dyn EventObserver>,
+    progress: Option<&'o mut dyn ProgressSink>,
 }
 
 /// Whether `name` is `ProfilerStep#<digits>`.
@@ -142,6 +143,19 @@ impl<'o> Collector<'o> {
         Collector {
             out: Collected::default(),
             observer,
+            progress: None,
+        }
+    }
+
+    /// The same collector, reporting read progress to `progress`.
+    pub(crate) fn with_progress(mut self, progress: Option<&'o mut dyn ProgressSink>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    pub(crate) fn progress(&mut self, done: u64, total: Option<u64>) {
+        if let Some(p) = self.progress.as_deref_mut() {
+            p.progress(done, total);
         }
     }
 

@@ -69,7 +69,7 @@ pub use analysis::{Analysis, COMM_PATTERNS, SUMMARY_SCHEMA};
 pub use error::TraceError;
 pub use launch::LaunchRecord;
 pub use number::micros_text_to_ns;
-pub use observe::{EventObserver, ObservedEvent, TraceId};
+pub use observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 pub use options::{Limits, Options, StepSource, TimeWindow, WindowMode};
 pub use ranks::{BusySpread, FailedRank, RANKS_SCHEMA, RankEntry, RankReport, analyze_all_ranks};
 pub use report::{
@@ -97,12 +97,35 @@ pub fn analyze_observed(
     run(source, opts, Some(observer))
 }
 
+/// [`analyze_observed`] with an optional observer and an optional progress sink, for
+/// front ends that show how far a long read has come.
+pub fn analyze_with_progress<'a>(
+    source: &TraceSource,
+    opts: &Options,
+    observer: Option<&'a mut dyn EventObserver>,
+    progress: &'a mut dyn ProgressSink,
+) -> Result<Analysis, TraceError> {
+    run_with(
+        source,
+        opts,
+        Collector::new(observer).with_progress(Some(progress)),
+    )
+}
+
 fn run(
     source: &TraceSource,
     opts: &Options,
     observer: Option<&mut dyn EventObserver>,
 ) -> Result<Analysis, TraceError> {
-    let mut collector = Collector::new(observer);
+    run_with(source, opts, Collector::new(observer))
+}
+
+fn run_with(
+    source: &TraceSource,
+    opts: &Options,
+    collector: Collector<'_>,
+) -> Result<Analysis, TraceError> {
+    let mut collector = collector;
     let out = read::read(source, &opts.limits, opts.threads, &mut collector)?;
     let provenance = analysis::parse_provenance(out.provenance.as_deref());
     Ok(analysis::build(

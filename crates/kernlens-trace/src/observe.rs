@@ -58,3 +58,13 @@ pub trait EventObserver {
     /// Called once per event, during the read.
     fn observe(&mut self, event: &ObservedEvent<'_>);
 }
+
+/// Receives read progress during the pass, on the thread that called the analysis.
+///
+/// `done` and `total` are bytes of the input as stored: the mapped file for plain
+/// traces, the compressed file for gzip ones; `total` is None for a stream of unknown
+/// length (stdin). Calls are a few per megabyte at most, so a sink may redraw a bar.
+pub trait ProgressSink {
+    /// `done` of `total` bytes read so far.
+    fn progress(&mut self, done: u64, total: Option<u64>);
+}

@@ -41,6 +41,8 @@ pub(crate) trait StreamSink {
     }
     /// Everything after the array's closing `]`, when the array ended cleanly.
     fn suffix(&mut self, _rest: &[u8]) {}
+    /// Read progress in stored bytes (see [`crate::ProgressSink`]).
+    fn progress(&mut self, _done: u64, _total: Option<u64>) {}
 }
 
 impl StreamSink for Collector<'_> {
@@ -54,6 +56,49 @@ impl StreamSink for Collector<'_> {
 
     fn event(&mut self, ev: Option<Event<'_>>, _raw: &[u8]) {
         deliver(self, ev);
+    }
+
+    fn progress(&mut self, done: u64, total: Option<u64>) {
+        Collector::progress(self, done, total);
+    }
+}
+
+/// Counts the bytes a reader hands out, for progress on a compressed file.
+pub(crate) struct Counted<R> {
+    inner: R,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Where progress of a stream is measured: the stored bytes consumed, out of `total`.
+#[derive(Clone)]
+pub(crate) struct Meter {
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    total: Option<u64>,
+}
+
+impl Meter {
+    pub(crate) fn wrap<R: Read>(inner: R, total: Option<u64>) -> (Counted<R>, Meter) {
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        (
+            Counted {
+                inner,
+                count: count.clone(),
+            },
+            Meter { count, total },
+        )
+    }
+
+    fn done(&self) -> u64 {
+        self.count.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 /// Size of one read from a stream.
@@ -81,7 +126,16 @@ pub(crate) fn read(
             let got = read_up_to(&mut file, &mut magic).map_err(|e| io_err("read trace", e))?;
             if got == 2 && magic == GZIP_MAGIC {
                 let file = File::open(path).map_err(|e| io_err("open trace", e))?;
-                read_stream(MultiGzDecoder::new(file), true, limits, collector, &mut log)
+                let total = file.metadata().ok().map(|m| m.len());
+                let (counted, meter) = Meter::wrap(file, total);
+                read_stream(
+                    MultiGzDecoder::new(counted),
+                    true,
+                    limits,
+                    collector,
+                    &mut log,
+                    Some(meter),
+                )
             } else {
                 let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
                 if len == 0 {
@@ -100,12 +154,14 @@ pub(crate) fn read(
         }
         Input::Bytes(bytes) => {
             if bytes.starts_with(&GZIP_MAGIC) {
+                let (counted, meter) = Meter::wrap(&bytes[..], Some(bytes.len() as u64));
                 read_stream(
-                    MultiGzDecoder::new(&bytes[..]),
+                    MultiGzDecoder::new(counted),
                     true,
                     limits,
                     collector,
                     &mut log,
+                    Some(meter),
                 )
             } else {
                 read_bytes(bytes, limits, threads, REGION, collector, &mut log)
@@ -126,7 +182,7 @@ pub(crate) fn read(
                 }
             };
             let head = io::Cursor::new(magic[..got].to_vec());
-            let chained = head.chain(reader);
+            let (chained, meter) = Meter::wrap(head.chain(reader), None);
             if got == 2 && magic == GZIP_MAGIC {
                 read_stream(
                     MultiGzDecoder::new(chained),
@@ -134,9 +190,10 @@ pub(crate) fn read(
                     limits,
                     collector,
                     &mut log,
+                    Some(meter),
                 )
             } else {
-                read_stream(chained, false, limits, collector, &mut log)
+                read_stream(chained, false, limits, collector, &mut log, Some(meter))
             }
         }
     };
@@ -410,6 +467,7 @@ fn read_parallel(
             let ended = region.ended;
             expected = region.next;
             apply_region(region, collector, log);
+            collector.progress(expected as u64, Some(buf.len() as u64));
             if ended {
                 // Later regions lie past the array; their results are dropped unread.
                 return;
@@ -426,6 +484,7 @@ pub(crate) fn read_stream<R: Read + Send>(
     limits: &Limits,
     collector: &mut dyn StreamSink,
     log: &mut ErrorLog,
+    meter: Option<Meter>,
 ) -> Option<Vec<u8>> {
     std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
@@ -459,7 +518,7 @@ pub(crate) fn read_stream<R: Read + Send>(
                 }
             }
         });
-        let out = parse_stream(rx, gzip, limits, collector, log);
+        let out = parse_stream(rx, gzip, limits, collector, log, meter);
         // Dropping the receiver (inside parse_stream) stops the reader thread.
         out
     })
@@ -471,7 +530,13 @@ fn parse_stream(
     limits: &Limits,
     sink: &mut dyn StreamSink,
     log: &mut ErrorLog,
+    meter: Option<Meter>,
 ) -> Option<Vec<u8>> {
+    let report = |sink: &mut dyn StreamSink| {
+        if let Some(m) = &meter {
+            sink.progress(m.done(), m.total);
+        }
+    };
     let wanted = sink.wanted();
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
@@ -539,6 +604,7 @@ fn parse_stream(
                 pos = 0;
                 let pending = buf.len();
                 pull(&mut buf, &mut eof, log, n, pending.max(CHUNK));
+                report(sink);
             }
         }
     }

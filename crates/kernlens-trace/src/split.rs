@@ -182,9 +182,10 @@ pub fn split_window(
                     &opts.limits,
                     &mut sink,
                     &mut log,
+                    None,
                 );
             } else {
-                read::read_stream(file, false, &opts.limits, &mut sink, &mut log);
+                read::read_stream(file, false, &opts.limits, &mut sink, &mut log, None);
             }
         }
         Input::Bytes(bytes) if bytes.starts_with(&GZIP_MAGIC) => {
@@ -194,10 +195,11 @@ pub fn split_window(
                 &opts.limits,
                 &mut sink,
                 &mut log,
+                None,
             );
         }
         Input::Bytes(bytes) => {
-            read::read_stream(&bytes[..], false, &opts.limits, &mut sink, &mut log);
+            read::read_stream(&bytes[..], false, &opts.limits, &mut sink, &mut log, None);
         }
         Input::Reader(_) => {
             return Err(TraceError::NotSeekable {

@@ -480,3 +480,54 @@ fn observer_receives_launch_and_python_events_in_file_order() {
         expected
     );
 }
+
+/// Progress goes forward in stored bytes and ends at the input's size, for the mapped
+/// path (plain) and the streamed one (gzip, counted in compressed bytes).
+#[test]
+fn progress_reports_stored_bytes_up_to_the_total() {
+    struct Seen(Vec<(u64, Option<u64>)>);
+    impl kernlens_trace::ProgressSink for Seen {
+        fn progress(&mut self, done: u64, total: Option<u64>) {
+            self.0.push((done, total));
+        }
+    }
+    let gz_path = shared("graph_many.json.gz");
+    let gz_len = std::fs::metadata(&gz_path).unwrap().len();
+    let mut seen = Seen(Vec::new());
+    kernlens_trace::analyze_with_progress(
+        &TraceSource::open(&gz_path).unwrap(),
+        &all_rows(),
+        None,
+        &mut seen,
+    )
+    .unwrap();
+    assert!(seen.0.len() > 10);
+    assert!(seen.0.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert!(
+        seen.0
+            .iter()
+            .all(|&(d, t)| t == Some(gz_len) && d <= gz_len)
+    );
+    assert_eq!(seen.0.last().map(|p| p.0), Some(gz_len));
+
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&gz_path).unwrap()),
+        &mut plain,
+    )
+    .unwrap();
+    let len = plain.len() as u64;
+    let mut o = all_rows();
+    o.threads = Some(2);
+    let mut seen = Seen(Vec::new());
+    kernlens_trace::analyze_with_progress(
+        &TraceSource::from_bytes("gm.json", plain),
+        &o,
+        None,
+        &mut seen,
+    )
+    .unwrap();
+    assert!(seen.0.len() > 5);
+    assert!(seen.0.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert!(seen.0.iter().all(|&(_, t)| t == Some(len)));
+}
