@@ -139,16 +139,29 @@ pub(crate) fn read(
             } else {
                 let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
                 if len == 0 {
-                    read_bytes(&[], limits, threads, REGION, collector, &mut log)
+                    read_bytes(&[], limits, threads, REGION, None, collector, &mut log)
                 } else {
                     // SAFETY: the map is read-only and private to this call. A file
                     // truncated by another process while mapped can fault; that is the
                     // documented cost of zero-copy reading, as for any mmap reader.
-                    // Pre-faulting the map in one call is cheaper than a page fault per
-                    // 4 KiB during the scan.
-                    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+                    let map = unsafe { memmap2::MmapOptions::new().map(&file) }
                         .map_err(|e| io_err("map trace", e))?;
-                    read_bytes(&map, limits, threads, REGION, collector, &mut log)
+                    // Each worker pre-faults its own region in one call (faulting 4 KiB
+                    // at a time during the scan is several times slower, and one
+                    // whole-file populate would run on a single thread before any parsing).
+                    // Kernels without MADV_POPULATE_READ refuse it; the scan then faults.
+                    let prefault = |offset: usize, len: usize| {
+                        let _ = map.advise_range(memmap2::Advice::PopulateRead, offset, len);
+                    };
+                    read_bytes(
+                        &map,
+                        limits,
+                        threads,
+                        REGION,
+                        Some(&prefault),
+                        collector,
+                        &mut log,
+                    )
                 }
             }
         }
@@ -164,7 +177,7 @@ pub(crate) fn read(
                     Some(meter),
                 )
             } else {
-                read_bytes(bytes, limits, threads, REGION, collector, &mut log)
+                read_bytes(bytes, limits, threads, REGION, None, collector, &mut log)
             }
         }
         Input::Reader(_) => {
@@ -267,11 +280,16 @@ fn deliver(collector: &mut Collector<'_>, ev: Option<Event<'_>>) {
 }
 
 /// Reads a complete in-memory trace (a mapped file or bytes).
+/// Pre-faults a byte range of the input (a mapped file), from the worker about to scan it.
+type Prefault<'m> = Option<&'m (dyn Fn(usize, usize) + Sync)>;
+
+#[allow(clippy::too_many_arguments)]
 fn read_bytes(
     buf: &[u8],
     limits: &Limits,
     threads: Option<usize>,
     region: usize,
+    prefault: Prefault<'_>,
     collector: &mut Collector<'_>,
     log: &mut ErrorLog,
 ) -> Option<Vec<u8>> {
@@ -301,7 +319,7 @@ fn read_bytes(
     }
     match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => read_parallel(
-            buf, start, region, limits, wanted, threads, &pool, collector, log,
+            buf, start, region, limits, wanted, threads, &pool, prefault, collector, log,
         ),
         // No threads to be had: the sequential read gives the same answer.
         Err(_) => {
@@ -401,6 +419,7 @@ fn read_parallel(
     wanted: Wanted,
     threads: usize,
     pool: &rayon::ThreadPool,
+    prefault: Prefault<'_>,
     collector: &mut Collector<'_>,
     log: &mut ErrorLog,
 ) {
@@ -430,6 +449,9 @@ fn read_parallel(
             let (s, stop) = bounds[i];
             let tx = tx.clone();
             scope.spawn(move |_| {
+                if let Some(fault) = prefault {
+                    fault(s, stop.min(buf.len()) - s);
+                }
                 let _ = tx.send((i, scan_region(buf, s, stop, limits, wanted)));
             });
         };
@@ -622,6 +644,7 @@ mod tests {
             &Limits::default(),
             Some(threads),
             region,
+            None,
             &mut c,
             &mut log,
         );
