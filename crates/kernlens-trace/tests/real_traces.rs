@@ -531,3 +531,124 @@ fn progress_reports_stored_bytes_up_to_the_total() {
     assert!(seen.0.windows(2).all(|w| w[0].0 <= w[1].0));
     assert!(seen.0.iter().all(|&(_, t)| t == Some(len)));
 }
+
+/// fixtures/traces/train.json.gz, a real training capture (fixtures/traces/capture_train.py):
+/// the windows each step source picks. The annotation rule's full tie (two step-like
+/// groups of 5) goes to the group seen first, `Optimizer.step#AdamW.step`, whose CPU twin
+/// launched exactly its work (coverage 1.0); the CPU `ProfilerStep` spans map to the
+/// whole 6.3 ms step, of which each `ProfilerStep#N` GPU annotation covers under a quarter.
+#[test]
+fn real_training_capture_windows() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/traces/train.json.gz");
+    let run = |source| {
+        let mut o = all_rows();
+        o.window = WindowMode::steady(source);
+        analyze(&TraceSource::open(&path).unwrap(), &o).unwrap()
+    };
+    let auto = run(StepSource::Auto);
+    let w = auto.window.clone().unwrap();
+    assert_eq!(
+        (w.start_us, w.end_us),
+        (5172034820140.233, 5172034820742.509)
+    );
+    assert_eq!(
+        (w.step_name.as_deref(), w.step_count, w.method.as_str()),
+        (
+            Some("Optimizer.step#AdamW.step"),
+            Some(5),
+            "annotation_step"
+        )
+    );
+    assert!(
+        w.annotation_coverage
+            .is_some_and(|c| (c - 1.0).abs() < 1e-3)
+    );
+    assert_eq!(auto.attribution.kernel_count, 16);
+    let ann = run(StepSource::Annotation).window.unwrap();
+    assert_eq!(
+        (ann.start_us, ann.end_us, ann.annotation_coverage),
+        (w.start_us, w.end_us, None)
+    );
+    let cpu = run(StepSource::CpuSteps);
+    let c = cpu.window.clone().unwrap();
+    assert_eq!(
+        (c.start_us, c.end_us, c.step_count, c.method.as_str()),
+        (
+            5172034808511.281,
+            5172034814822.495,
+            Some(5),
+            "cpu_profiler_step"
+        )
+    );
+    assert_eq!(cpu.attribution.kernel_count, 85);
+    // The ProfilerStep#3 GPU annotation (1158.180 µs) against the 6311.214 µs its step launched.
+    assert!(1158.180 / (c.end_us - c.start_us) < 0.25);
+}
+
+/// The 8-GPU DDP ResNet rank on MI300X (RCCL kernels): communication dominates, the
+/// categories add up to the wall span exactly, and the one device of this rank is listed.
+#[test]
+fn rccl_training_rank_categories_and_device() {
+    let a = open(
+        "public/tracelens_mi300__resnet_act_checkpoint.json.gz",
+        &all_rows(),
+    );
+    let t = &a.timeline;
+    let c = &t.categories;
+    assert_eq!(
+        (
+            c.computation_us,
+            c.communication_us,
+            c.exposed_communication_us,
+            c.memcpy_us,
+            c.idle_us
+        ),
+        (25739.303, 71516.523, 55625.224, 2637.529, 2565.652)
+    );
+    let ns = |us: f64| (us * 1000.0).round() as i64;
+    assert_eq!(
+        ns(c.computation_us) + ns(c.exposed_communication_us) + ns(c.memcpy_us) + ns(c.idle_us),
+        t.total_ns
+    );
+    assert_eq!(t.per_device.len(), 1);
+    assert_eq!(
+        (t.per_device[0].device, t.per_device[0].kernel_count),
+        (Some(2), 2995)
+    );
+    assert_eq!(t.per_device[0].busy_us, t.busy_us);
+}
+
+/// All-ranks over a directory built from real public traces (one rank each).
+#[test]
+fn all_ranks_over_real_public_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rank, name) in [
+        (0, "public/tracelens_mi300__resnet_act_checkpoint.json.gz"),
+        (
+            1,
+            "public/tracelens_h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+        ),
+        (2, "public/hta__a100_graph__rank0.json.gz"),
+    ] {
+        std::fs::copy(
+            shared(name),
+            dir.path().join(format!("trace_rank{rank}.json.gz")),
+        )
+        .unwrap();
+    }
+    let r = kernlens_trace::analyze_all_ranks(dir.path(), &Options::default()).unwrap();
+    assert_eq!(r.ranks.len(), 3);
+    let busy: Vec<f64> = r
+        .ranks
+        .iter()
+        .map(|e| e.result.as_ref().unwrap().timeline.busy_pct)
+        .collect();
+    let s = r.spread.unwrap();
+    let max = busy.iter().cloned().fold(f64::MIN, f64::max);
+    let min = busy.iter().cloned().fold(f64::MAX, f64::min);
+    assert_eq!((s.min, s.max), (min, max));
+    let mut sorted = busy.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(s.median, sorted[1]);
+}

@@ -194,3 +194,95 @@ fn members_after_the_array_and_gzip_output() {
     assert_eq!(doc["n"], json!([1, {"x": 2}]));
     assert_eq!(doc["traceEvents"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn split_of_the_real_graph_capture_keeps_full_coverage() {
+    let src = TraceSource::open(shared("graph.json.gz")).unwrap();
+    let full = analyze_chunk(&{
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::MultiGzDecoder::new(
+                std::fs::File::open(shared("graph.json.gz")).unwrap(),
+            ),
+            &mut v,
+        )
+        .unwrap();
+        v
+    });
+    // A window over the middle replays: launches kept by correlation, so every kept launch has its kernels.
+    let ts: Vec<i64> = {
+        let mut o = Options::default();
+        o.emit_launches = true;
+        let a = analyze(&TraceSource::open(shared("graph.json.gz")).unwrap(), &o).unwrap();
+        a.launches().map(|l| l.ts).collect()
+    };
+    let w = TimeWindow::new(ts[ts.len() / 4], ts[ts.len() / 2]).unwrap();
+    let mut chunk = Vec::new();
+    let r = split(&src, w, &mut chunk, &SplitOptions::default()).unwrap();
+    assert!(r.graph_launch_events > 0);
+    let a = analyze_chunk(&chunk);
+    assert_eq!(a.graph.coverage, Some(1.0));
+    assert!(!a.graph.under_recorded);
+    let p = a.provenance.unwrap();
+    assert_eq!(p.source_file, "graph.json.gz");
+    assert_eq!(p.source_graph.unwrap(), full.graph);
+}
+
+#[test]
+fn split_of_the_under_recorded_fixture_keeps_the_flag_in_provenance() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/traces/graph_under_recorded.json.gz");
+    let src = TraceSource::open(&path).unwrap();
+    let mut chunk = Vec::new();
+    let r = split_window(
+        &src,
+        &WindowMode::Full,
+        &mut chunk,
+        &SplitOptions::default(),
+    )
+    .unwrap();
+    assert!(r.gpu_events > 0);
+    // Cut to the first recorded replay only: the chunk itself looks fully recorded.
+    let first = analyze_chunk(&chunk);
+    let mut one = Vec::new();
+    let o = {
+        let mut o = Options::default();
+        o.emit_launches = true;
+        o
+    };
+    let starts: Vec<i64> = analyze(&TraceSource::open(&path).unwrap(), &o)
+        .unwrap()
+        .launches()
+        .map(|l| l.ts)
+        .collect();
+    split(
+        &src,
+        TimeWindow::new(starts[0], starts[43] + 1).unwrap(),
+        &mut one,
+        &SplitOptions::default(),
+    )
+    .unwrap();
+    let a = analyze_chunk(&one);
+    assert_eq!(
+        (a.graph.launches, a.graph.coverage, a.graph.under_recorded),
+        (1, Some(1.0), false)
+    );
+    let p = a.provenance.unwrap().source_graph.unwrap();
+    assert_eq!(
+        (
+            p.launches,
+            p.launches_with_kernels,
+            p.coverage,
+            p.under_recorded
+        ),
+        (40, 10, Some(0.25), true)
+    );
+    assert!(
+        first
+            .provenance
+            .unwrap()
+            .source_graph
+            .unwrap()
+            .under_recorded
+    );
+}
