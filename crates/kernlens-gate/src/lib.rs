@@ -29,6 +29,9 @@
 //! assert_eq!(verdict.codes(), [WarningCode::GraphUnderRecorded]);
 //! ```
 
+// Panic audit (issue 8): library code never unwraps or expects; tests opt out per module.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 mod compute;
 mod coverage;
 mod error;

@@ -41,6 +41,9 @@
 //! assert_eq!(memo.get("_Z14rmsnorm_kernelPf").native, "rmsnorm_kernel");
 //! ```
 
+// Panic audit (issue 8): library code never unwraps or expects; tests opt out per module.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 mod category;
 mod clean;
 mod demangle;

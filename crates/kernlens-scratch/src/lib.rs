@@ -40,6 +40,9 @@
 //! # Ok(()) }
 //! ```
 
+// Panic audit (issue 8): library code never unwraps or expects; tests opt out per module.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 pub mod baseline;
 pub mod branch;
 pub mod changes;
