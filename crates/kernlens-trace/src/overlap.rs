@@ -58,9 +58,9 @@ pub(crate) fn stream_overlap(c: &Collected, sorted: &[GpuRec]) -> Option<StreamO
                 continue;
             }
             Some((pts, pend, pname)) if pts != r.ts => {
-                let over = pend - r.ts;
+                let over = pend.saturating_sub(r.ts);
                 if over > MIN_OVERLAP_NS {
-                    s.excess += over;
+                    s.excess = s.excess.saturating_add(over);
                     s.count += 1;
                     if over > s.worst {
                         s.worst = over;
@@ -102,7 +102,7 @@ pub(crate) fn stream_overlap(c: &Collected, sorted: &[GpuRec]) -> Option<StreamO
         excess_us: us(f.excess),
         device_us: us(f.device),
         excess_share: share,
-        span_us: us(f.last_end - f.first_ts),
+        span_us: us(f.last_end.saturating_sub(f.first_ts)),
         worst_event: c.names.get(f.worst_name).to_string(),
         worst_event_excess_us: us(f.worst),
         severity: if share >= WARNING_SHARE {

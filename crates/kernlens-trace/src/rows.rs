@@ -80,18 +80,21 @@ pub(crate) fn rows<'c>(
     let (mut n_attr, mut n_graph, mut n_unlinked) = (0u64, 0u64, 0u64);
     let (mut ns_attr, mut ns_graph, mut ns_unlinked, mut ns_all) = (0i64, 0i64, 0i64, 0i64);
     for (r, res) in kept.filter(|(r, _)| r.kind == GpuKind::Kernel) {
-        ns_all += r.dur;
+        ns_all = ns_all.saturating_add(r.dur);
         match res.bucket {
-            Bucket::Op(_) => (n_attr += 1, ns_attr += r.dur),
-            Bucket::Graph => (n_graph += 1, ns_graph += r.dur),
-            Bucket::Unlinked => (n_unlinked += 1, ns_unlinked += r.dur),
+            Bucket::Op(_) => (n_attr += 1, ns_attr = ns_attr.saturating_add(r.dur)),
+            Bucket::Graph => (n_graph += 1, ns_graph = ns_graph.saturating_add(r.dur)),
+            Bucket::Unlinked => (
+                n_unlinked += 1,
+                ns_unlinked = ns_unlinked.saturating_add(r.dur),
+            ),
         };
         let op = ops.entry(res.bucket).or_insert_with(|| {
             op_order.push(res.bucket);
             OpAcc::default()
         });
         op.calls += 1;
-        op.ns += r.dur;
+        op.ns = op.ns.saturating_add(r.dur);
         let k = kernels.entry(r.name).or_insert_with(|| {
             kernel_order.push(r.name);
             KernelAcc {
@@ -100,13 +103,13 @@ pub(crate) fn rows<'c>(
             }
         });
         k.calls += 1;
-        k.ns += r.dur;
+        k.ns = k.ns.saturating_add(r.dur);
         if k.geometry == NONE {
             k.geometry = r.geometry;
         }
         if let Bucket::Op(op) = res.bucket {
             match k.ops.iter_mut().find(|(o, _, _)| *o == op) {
-                Some(entry) => entry.1 += r.dur,
+                Some(entry) => entry.1 = entry.1.saturating_add(r.dur),
                 None => k.ops.push((op, r.dur, res.meta)),
             }
         }
@@ -124,7 +127,7 @@ pub(crate) fn rows<'c>(
                 });
             if sig != NONE {
                 match k.sigs.iter_mut().find(|(s, _)| *s == sig) {
-                    Some(entry) => entry.1 += r.dur,
+                    Some(entry) => entry.1 = entry.1.saturating_add(r.dur),
                     None => k.sigs.push((sig, r.dur)),
                 }
             }

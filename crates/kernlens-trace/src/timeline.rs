@@ -30,7 +30,9 @@ impl Union {
             self.end = self.end.max(e);
         } else {
             if self.open {
-                self.closed_total += self.end - self.start;
+                self.closed_total = self
+                    .closed_total
+                    .saturating_add(self.end.saturating_sub(self.start));
             }
             self.start = s;
             self.end = e;
@@ -39,7 +41,12 @@ impl Union {
     }
 
     pub(crate) fn len(&self) -> i64 {
-        self.closed_total + if self.open { self.end - self.start } else { 0 }
+        // Saturating: adversarial times near i64's ends must not overflow.
+        self.closed_total.saturating_add(if self.open {
+            self.end.saturating_sub(self.start)
+        } else {
+            0
+        })
     }
 }
 
@@ -107,13 +114,13 @@ pub(crate) fn timeline(
     };
     let busy = all.len();
     let kernel_union = kernels.len();
-    let idle = (total - busy).max(0);
+    let idle = total.saturating_sub(busy).max(0);
     let comp_len = comp.len();
     let categories = Categories {
         computation_us: us(comp_len),
         communication_us: us(comm.len()),
-        exposed_communication_us: us(kernel_union - comp_len),
-        memcpy_us: us(busy - kernel_union),
+        exposed_communication_us: us(kernel_union.saturating_sub(comp_len)),
+        memcpy_us: us(busy.saturating_sub(kernel_union)),
         idle_us: us(idle),
     };
     let mut devices: Vec<_> = by_device.into_iter().collect();
@@ -127,10 +134,10 @@ pub(crate) fn timeline(
                 device,
                 total_us: us(total),
                 busy_us: us(dbusy),
-                idle_us: us((total - dbusy).max(0)),
+                idle_us: us(total.saturating_sub(dbusy).max(0)),
                 kernel_union_us: us(acc.kernels.len()),
                 memcpy_us: us(acc.memcpy_sum),
-                idle_pct: pct((total - dbusy).max(0), total),
+                idle_pct: pct(total.saturating_sub(dbusy).max(0), total),
                 busy_pct: pct(dbusy, total),
                 kernel_count: acc.kernel_count,
             }

@@ -136,7 +136,7 @@ fn launch_span_check(
             .and_then(|(_, m)| *m)
     });
     let Some((gs, ge)) = twin else { return };
-    let launched = ge - gs;
+    let launched = ge.saturating_sub(gs);
     if launched <= 0 {
         return;
     }
@@ -145,7 +145,7 @@ fn launch_span_check(
         let spans: Vec<(i64, i64)> = mapped
             .into_iter()
             .flatten()
-            .map(|(s, e)| (s, e - s))
+            .map(|(s, e)| (s, e.saturating_sub(s)))
             .collect();
         if spans.len() >= min_repeats
             && let Some((ts, dur)) = representative(spans.clone())
@@ -209,7 +209,7 @@ fn by_cpu_steps(c: &Collected, min_repeats: usize) -> Option<Chosen> {
     let spans: Vec<(i64, i64)> = launched_spans(c, &steps)
         .into_iter()
         .flatten()
-        .map(|(s, e)| (s, e - s))
+        .map(|(s, e)| (s, e.saturating_sub(s)))
         .collect();
     if spans.len() < min_repeats || spans.is_empty() {
         return None;

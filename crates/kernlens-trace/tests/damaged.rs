@@ -216,3 +216,34 @@ fn both_capped(bytes: &[u8], cap: u64) -> Analysis {
     assert_eq!(a.event_total, b.event_total);
     a
 }
+
+/// Times at the ends of i64 (written as µs) never overflow the arithmetic (tests run
+/// with overflow checks on).
+#[test]
+fn extreme_times_do_not_overflow() {
+    let t = br#"{"traceEvents":[
+      {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":1,"ts":-9223372036854775.808,"dur":9223372036854775.807,"args":{"correlation":1}},
+      {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":1,"ts":9223372036854775.807,"dur":9223372036854775.807,"args":{"correlation":1}},
+      {"ph":"X","cat":"gpu_memcpy","name":"m","pid":0,"tid":1,"ts":-9223372036854775.808,"dur":9223372036854775.807},
+      {"ph":"X","cat":"kernel","name":"nccl_b","pid":0,"tid":1,"ts":0,"dur":9223372036854775.807},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":-9223372036854775.808,"dur":1,"args":{"correlation":1}},
+      {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":-9223372036854775.808,"dur":9223372036854775.807},
+      {"ph":"X","cat":"gpu_user_annotation","name":"step_1","ts":-9223372036854775.808,"dur":9223372036854775.807},
+      {"ph":"X","cat":"gpu_user_annotation","name":"step_2","ts":0,"dur":9223372036854775.807},
+      {"ph":"X","cat":"gpu_user_annotation","name":"step_3","ts":9223372036854775.807,"dur":9223372036854775.807}
+    ]}"#;
+    for window in [
+        kernlens_trace::WindowMode::Full,
+        kernlens_trace::WindowMode::steady(kernlens_trace::StepSource::Auto),
+        kernlens_trace::WindowMode::steady(kernlens_trace::StepSource::CpuSteps),
+    ] {
+        let mut o = Options::default();
+        o.window = window;
+        o.emit_launches = true;
+        let a = analyze(&TraceSource::from_bytes("x.json", t.to_vec()), &o).unwrap();
+        assert_eq!(a.event_total, 9);
+        assert!(a.timeline.busy_ns >= 0 && a.timeline.total_ns >= 0);
+        let _ = a.to_json();
+        let _ = a.launches().count();
+    }
+}
