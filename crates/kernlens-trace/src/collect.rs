@@ -116,6 +116,10 @@ pub(crate) struct Collected {
     pub(crate) driver_graph: Set<i64>,
     pub(crate) ops: Map<i64, OpInfo>,
     pub(crate) metas: Interner<Meta>,
+    /// Meta ids by the raw text of their four fields: most ops repeat their shapes, so
+    /// the normalisation runs once per distinct text, not once per op.
+    meta_by_raw: Map<Box<[u8]>, u32>,
+    raw_key: Vec<u8>,
     pub(crate) gpu: Vec<GpuRec>,
     pub(crate) gpu_annotations: Vec<Span>,
     pub(crate) cpu_steps: Vec<Span>,
@@ -123,6 +127,40 @@ pub(crate) struct Collected {
     pub(crate) streams: Interner<(IdVal<'static>, IdVal<'static>)>,
     pub(crate) pids: Interner<IdVal<'static>>,
     pub(crate) geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
+}
+
+/// The meta id of an op's `args` (§7: empty fields omitted, no meta when all are empty).
+fn meta_id(o: &mut Collected, args: &crate::event::Args<'_>) -> u32 {
+    let file = args.kernel_file.filter(|f| !f.raw.is_empty());
+    // The backend counts only beside a kernel file.
+    let backend = file.and(args.kernel_backend);
+    let parts: [&[u8]; 4] = [
+        args.input_dims.unwrap_or_default(),
+        args.input_type.unwrap_or_default(),
+        file.map_or(&[][..], |f| f.raw),
+        backend.map_or(&[][..], |b| b.raw),
+    ];
+    o.raw_key.clear();
+    for p in parts {
+        o.raw_key.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        o.raw_key.extend_from_slice(p);
+    }
+    if let Some(&id) = o.meta_by_raw.get(&o.raw_key[..]) {
+        return id;
+    }
+    let meta = Meta {
+        shapes: args.input_dims.map(normalize_shapes).unwrap_or_default(),
+        dtypes: args.input_type.map(normalize_dtypes).unwrap_or_default(),
+        kernel_file: file.map(|f| f.decode().into_owned()).unwrap_or_default(),
+        kernel_backend: backend.map(|b| b.decode().into_owned()).unwrap_or_default(),
+    };
+    let id = if meta == Meta::default() {
+        NONE
+    } else {
+        o.metas.intern(meta)
+    };
+    o.meta_by_raw.insert(o.raw_key.as_slice().into(), id);
+    id
 }
 
 /// Folds events into [`Collected`], handing the observer what it asked for.
@@ -225,30 +263,7 @@ impl<'o> Collector<'o> {
                 let step = ev.ph_x && is_profiler_step(&name_bytes);
                 if let Some(ext) = ev.args.external_id {
                     let name = o.names.intern_raw(&ev.name);
-                    let meta = |o: &mut Collected| {
-                        let meta = Meta {
-                            shapes: ev.args.input_dims.map(normalize_shapes).unwrap_or_default(),
-                            dtypes: ev.args.input_type.map(normalize_dtypes).unwrap_or_default(),
-                            kernel_backend: match &ev.args.kernel_file {
-                                Some(f) if !f.raw.is_empty() => ev
-                                    .args
-                                    .kernel_backend
-                                    .map(|b| b.decode().into_owned())
-                                    .unwrap_or_default(),
-                                _ => String::new(),
-                            },
-                            kernel_file: ev
-                                .args
-                                .kernel_file
-                                .map(|f| f.decode().into_owned())
-                                .unwrap_or_default(),
-                        };
-                        if meta == Meta::default() {
-                            NONE
-                        } else {
-                            o.metas.intern(meta)
-                        }
-                    };
+                    let meta = |o: &mut Collected| meta_id(o, &ev.args);
                     match o.ops.get_mut(&ext) {
                         Some(info) => info.name = name,
                         None => {
