@@ -204,7 +204,9 @@ fn check_keys(name: &str) {
     let mut memo = KeyMemo::new();
     assert_eq!(memo.get(name), &both, "memo differs (P8)");
     assert_eq!(memo.get(name), &both, "memo hit differs (P8)");
-    if !is_mangled(clean_name(name)) {
+    // P9 as ident's own tests read it: a later round can strip an unmangled name down to a
+    // mangled token (`.\v_Z1_` -> `_Z1_`), which only the native track demangles.
+    if !is_mangled(clean_name(name)) && !is_mangled(&python) {
         assert_eq!(
             python, native,
             "tracks disagree on an unmangled name (P9): {name:?}"

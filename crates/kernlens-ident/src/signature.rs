@@ -186,7 +186,10 @@ fn scan(text: &str, partners: &[usize], truncated: bool) -> String {
             }
             b'(' if after_name && partner != NO_PARTNER => {
                 i = after_parameter_list(bytes, partner);
-                after_name = false;
+                // The output still ends with the name, so a group right after the list
+                // (`f(a)(b)`) follows a name too: stripping it now, not in a later round,
+                // keeps the key a fixpoint however many groups there are (P1).
+                after_name = true;
             }
             b'(' | b'{' if partner != NO_PARTNER => {
                 // A tag such as ` (prefill)`, or a `{lambda()#1}` group.
@@ -400,6 +403,15 @@ mod tests {
     fn unterminated_template_is_copied() {
         assert_eq!(strip_signature("a<b<c>"), "a<b");
         assert_eq!(strip_signature("<all>"), "<all>");
+    }
+
+    #[test]
+    fn groups_right_after_a_parameter_list_go_in_the_same_pass() {
+        // Found by fuzzing (fuzz/regressions/ident_keys/crash-p1-groups-*): one group per
+        // pass left `native_key` short of a fixpoint after its four rounds.
+        assert_eq!(strip_signature("foo(a)(b)(c)(d)(e)(f)x"), "foox");
+        assert_eq!(strip_signature("foo(int) (prefill)"), "foo (prefill)");
+        assert_eq!(crate::native_key("u_Z_(A)(B)(C)(D)(E)(F)u"), "u_Z_u");
     }
 
     #[test]
