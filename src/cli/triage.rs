@@ -17,7 +17,7 @@ use kernlens_locate::{DiscoveryEnv, KindContext, Locator, RootOrigin};
 use kernlens_scratch::location::ScratchEnv;
 use kernlens_trace::TraceSource;
 
-use super::progress::{PROGRESS_TRACE_BYTES, Spinner};
+use super::progress::{ReadProgress, Spinner};
 use super::{EXIT_STRICT, Failure, threshold_arg, write_stdout};
 
 /// Arguments of `kernlens triage`.
@@ -108,22 +108,22 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::new(format!("cannot open trace '{}'", args.trace), e))?;
     let show_progress = !args.json && std::io::stderr().is_terminal();
     let mut spinner: Option<Spinner> = None;
+    let mut reading: Option<ReadProgress> = None;
     let mut on_phase = |phase: Phase<'_>| {
-        // Dropping the previous spinner clears its line before the next starts.
+        if let Phase::ReadBytes { done, total } = phase {
+            if let Some(line) = reading.as_mut() {
+                kernlens_trace::ProgressSink::progress(line, done, total);
+            }
+            return;
+        }
+        // A new phase clears the previous line before it starts.
         spinner = None;
+        reading = None;
         if !show_progress {
             return;
         }
         match phase {
-            Phase::ReadTrace { file } => {
-                let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-                if size > PROGRESS_TRACE_BYTES {
-                    spinner = Some(Spinner::start(format!(
-                        "reading {file} ({:.0} MB)",
-                        size as f64 / 1e6
-                    )));
-                }
-            }
+            Phase::ReadTrace { file } => reading = ReadProgress::for_trace(file, false),
             Phase::Locate { kernels, roots } => {
                 spinner = Some(Spinner::start(format!(
                     "searching {} root(s) for {kernels} kernel(s)",
@@ -135,6 +135,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     };
     let report = triage.run_with_progress(&source, &mut on_phase);
     drop(spinner);
+    drop(reading);
     let report = report.map_err(|e| Failure::new("cannot triage kernels", e))?;
 
     for warning in &report.root_warnings {

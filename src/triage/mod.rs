@@ -115,8 +115,27 @@ pub enum Phase<'a> {
         /// The search roots.
         roots: &'a [SearchRoot],
     },
+    /// Bytes of the trace read so far, as stored (compressed bytes for gzip); `total` is
+    /// None for a stream of unknown length. Sent a few times per megabyte at most.
+    ReadBytes {
+        /// Bytes read.
+        done: u64,
+        /// Bytes in all, when known.
+        total: Option<u64>,
+    },
     /// All work is done.
     Finished,
+}
+
+/// Forwards the trace reader's byte progress as [`Phase::ReadBytes`].
+struct PhaseBytes<'p, 'a> {
+    to: &'p mut dyn FnMut(Phase<'a>),
+}
+
+impl kernlens_trace::ProgressSink for PhaseBytes<'_, '_> {
+    fn progress(&mut self, done: u64, total: Option<u64>) {
+        (self.to)(Phase::ReadBytes { done, total });
+    }
 }
 
 /// Where sources are searched, or why they are not.
@@ -223,17 +242,22 @@ impl Triage {
         });
         // One pass: the launcher observer rides along only when there is a
         // tree to search, since its evidence serves locate alone.
-        let read = |observer: Option<&mut LauncherIndexBuilder>| match observer {
-            Some(builder) => kernlens_trace::analyze_observed(source, &trace_options, builder),
-            None => kernlens_trace::analyze(source, &trace_options),
-        };
+        let mut bytes = PhaseBytes { to: progress };
         let (analysis, launchers) = match &self.sources {
             Sources::Roots(_) => {
                 let mut builder = LauncherIndexBuilder::new(options.launcher.clone());
-                let analysis = read(Some(&mut builder));
+                let analysis = kernlens_trace::analyze_with_progress(
+                    source,
+                    &trace_options,
+                    Some(&mut builder),
+                    &mut bytes,
+                );
                 (analysis, Some(builder.finish()))
             }
-            Sources::Unavailable(_) => (read(None), None),
+            Sources::Unavailable(_) => (
+                kernlens_trace::analyze_with_progress(source, &trace_options, None, &mut bytes),
+                None,
+            ),
         };
         let analysis = analysis.map_err(|source_err| TriageError::Trace {
             file: source.file().to_owned(),
