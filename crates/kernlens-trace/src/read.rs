@@ -127,15 +127,7 @@ pub(crate) fn read(
             if got == 2 && magic == GZIP_MAGIC {
                 let file = File::open(path).map_err(|e| io_err("open trace", e))?;
                 let total = file.metadata().ok().map(|m| m.len());
-                let (counted, meter) = Meter::wrap(file, total);
-                read_stream(
-                    MultiGzDecoder::new(counted),
-                    true,
-                    limits,
-                    collector,
-                    &mut log,
-                    Some(meter),
-                )
+                read_gzip(file, total, limits, collector, &mut log)
             } else {
                 let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
                 if len == 0 {
@@ -167,14 +159,12 @@ pub(crate) fn read(
         }
         Input::Bytes(bytes) => {
             if bytes.starts_with(&GZIP_MAGIC) {
-                let (counted, meter) = Meter::wrap(&bytes[..], Some(bytes.len() as u64));
-                read_stream(
-                    MultiGzDecoder::new(counted),
-                    true,
+                read_gzip(
+                    &bytes[..],
+                    Some(bytes.len() as u64),
                     limits,
                     collector,
                     &mut log,
-                    Some(meter),
                 )
             } else {
                 read_bytes(bytes, limits, threads, REGION, None, collector, &mut log)
@@ -195,18 +185,12 @@ pub(crate) fn read(
                 }
             };
             let head = io::Cursor::new(magic[..got].to_vec());
-            let (chained, meter) = Meter::wrap(head.chain(reader), None);
+            let chained = head.chain(reader);
             if got == 2 && magic == GZIP_MAGIC {
-                read_stream(
-                    MultiGzDecoder::new(chained),
-                    true,
-                    limits,
-                    collector,
-                    &mut log,
-                    Some(meter),
-                )
+                read_gzip(chained, None, limits, collector, &mut log)
             } else {
-                read_stream(chained, false, limits, collector, &mut log, Some(meter))
+                let (counted, meter) = Meter::wrap(chained, None);
+                read_stream(counted, false, limits, collector, &mut log, Some(meter))
             }
         }
     };
@@ -214,6 +198,25 @@ pub(crate) fn read(
         stream_errors: log.finish(),
         provenance,
     })
+}
+
+/// Streams a gzip input, measuring progress in compressed bytes out of `total`.
+fn read_gzip<R: Read + Send>(
+    compressed: R,
+    total: Option<u64>,
+    limits: &Limits,
+    collector: &mut Collector<'_>,
+    log: &mut ErrorLog,
+) -> Option<Vec<u8>> {
+    let (counted, meter) = Meter::wrap(compressed, total);
+    read_stream(
+        MultiGzDecoder::new(counted),
+        true,
+        limits,
+        collector,
+        log,
+        Some(meter),
+    )
 }
 
 /// Fills `buf` as far as the reader allows; returns how many bytes were read.
