@@ -92,11 +92,9 @@ impl TraceRow {
 #[non_exhaustive]
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GroupOptions {
-    /// Where relative source paths resolve (working directory when absent).
-    pub base_dir: Option<PathBuf>,
-    /// What `~` expands to; passed in by the caller (the crate reads no
-    /// environment).
-    pub home_dir: Option<PathBuf>,
+    /// Where relative source paths resolve and what `~` expands to (passed in by the
+    /// caller: the crate reads no environment).
+    pub paths: PathContext,
     /// The trace's total GPU time, the denominator of computed shares; the
     /// sum over all input rows when absent.
     pub trace_total_us: Option<f64>,
@@ -110,13 +108,13 @@ impl GroupOptions {
 
     /// The same options with `base_dir`.
     pub fn with_base_dir(mut self, base_dir: impl Into<PathBuf>) -> Self {
-        self.base_dir = Some(base_dir.into());
+        self.paths = self.paths.with_base_dir(base_dir);
         self
     }
 
     /// The same options with `home_dir`.
     pub fn with_home_dir(mut self, home_dir: impl Into<PathBuf>) -> Self {
-        self.home_dir = Some(home_dir.into());
+        self.paths = self.paths.with_home_dir(home_dir);
         self
     }
 
@@ -124,13 +122,6 @@ impl GroupOptions {
     pub fn with_trace_total_us(mut self, total_us: f64) -> Self {
         self.trace_total_us = Some(total_us);
         self
-    }
-
-    fn paths(&self) -> PathContext {
-        PathContext {
-            base_dir: self.base_dir.clone(),
-            home_dir: self.home_dir.clone(),
-        }
     }
 }
 
@@ -247,7 +238,7 @@ pub fn group_rows(rows: &[TraceRow], options: &GroupOptions) -> Grouping {
         }
     };
 
-    let paths = options.paths();
+    let paths = &options.paths;
     let mut memo = KeyMemo::new();
     let mut canonical: FxHashMap<String, String> = FxHashMap::default();
     let mut index_of_key: FxHashMap<String, usize> = FxHashMap::default();
@@ -270,7 +261,7 @@ pub fn group_rows(rows: &[TraceRow], options: &GroupOptions) -> Grouping {
         let track = track_for(Some(path), &row.name);
         let source_path = canonical
             .entry(path.to_owned())
-            .or_insert_with(|| canonical_source_path(path, &paths))
+            .or_insert_with(|| canonical_source_path(path, paths))
             .clone();
         let function = reference.function.as_deref().unwrap_or("");
         let (operation, function) = match track {
