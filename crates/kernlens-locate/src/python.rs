@@ -103,7 +103,26 @@ struct Scanner<'a> {
 
 /// Scans Python source text.
 pub fn scan_python(text: &str) -> PySymbols {
-    let src = text.as_bytes();
+    // Python ends a line at a lone CR too (old Mac line endings). Turning each lone CR
+    // into LF keeps every byte offset and lets one line rule serve all three endings.
+    let normalized: Vec<u8>;
+    let src = if memchr::memchr(b'\r', text.as_bytes()).is_some() {
+        let b = text.as_bytes();
+        normalized = b
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                if c == b'\r' && b.get(i + 1) != Some(&b'\n') {
+                    b'\n'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        &normalized[..]
+    } else {
+        text.as_bytes()
+    };
     let mut s = Scanner {
         src,
         out: PySymbols::default(),

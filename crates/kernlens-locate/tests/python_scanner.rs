@@ -132,3 +132,27 @@ fn enclosing_def_spans_its_indented_body() {
     let f = s.strings.iter().find(|x| x.fstring).unwrap();
     assert_eq!(&t[f.start..f.end], "name_{a}");
 }
+
+/// A lone CR ends a line, as Python reads it (found by fuzzing: the scanner used to drop
+/// it and join `ab` and `cd` into a def name that is not in the file).
+#[test]
+fn a_lone_carriage_return_ends_the_line() {
+    let syms = scan_python("def ab\rcd(x):\n    pass\n");
+    assert!(
+        syms.defs.iter().all(|d| d.name != "abcd"),
+        "{:?}",
+        syms.defs
+    );
+    let syms = scan_python("x = 1\r@triton.jit\rdef k(x):\r    pass\r");
+    let d = syms.defs.iter().find(|d| d.name == "k").unwrap();
+    assert_eq!((d.line, d.triton), (3, true));
+    // CRLF keeps working as one line end.
+    let syms = scan_python("x = 1\r\n@triton.jit\r\ndef k(x):\r\n    pass\r\n");
+    assert_eq!(
+        syms.defs
+            .iter()
+            .find(|d| d.name == "k")
+            .map(|d| (d.line, d.triton)),
+        Some((3, true))
+    );
+}
