@@ -30,7 +30,8 @@ for t in "${targets[@]}"; do
   # Fork mode keeps going after a crash, so one run reports every distinct failure.
   cargo fuzz run -s none --target-dir "$target_dir" "$t" "corpus/$t" "regressions/$t" -- \
     -max_total_time="$secs" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-    -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 2>&1 |
-    grep -E '^(#|INFO: (fuzzing|exiting|total)|==|.*(crash|panicked|Timeout|out-of-memory|deadly))' | tail -n 40 || true
+    -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 >"artifacts/$t.log" 2>&1 || true
+  grep -E 'panicked at' -A1 "artifacts/$t.log" | grep -v -e 'panicked at' -e '^--' | sort | uniq -c | head -n 20 || true
+  echo "== $t: $(grep -E '^#[0-9]+: cov' "artifacts/$t.log" | tail -n 1)"
   echo "== $t: $(ls "artifacts/$t" | wc -l) artifact(s), $(ls "corpus/$t" | wc -l) corpus entries"
 done

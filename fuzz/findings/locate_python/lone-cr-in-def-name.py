@@ -1,0 +1,2 @@
+def abcd(x):
+    pass
