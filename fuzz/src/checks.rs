@@ -315,8 +315,14 @@ pub fn locate_cxx(data: &[u8]) {
     locate_in_one_file("k.cu", data, &names);
 }
 
+/// Lines as Python counts them: `\n`, `\r\n` and a lone `\r` each end one.
 fn line_count(data: &[u8]) -> usize {
-    data.iter().filter(|&&b| b == b'\n').count() + 1
+    let lone_cr = data
+        .windows(2)
+        .filter(|w| w[0] == b'\r' && w[1] != b'\n')
+        .count()
+        + usize::from(data.last() == Some(&b'\r'));
+    data.iter().filter(|&&b| b == b'\n').count() + lone_cr + 1
 }
 
 /// Up to `n` distinct identifiers of at least 4 characters, in order of appearance.
