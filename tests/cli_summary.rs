@@ -157,3 +157,38 @@ fn explicit_window_is_reported() {
     assert_eq!(v["window"]["method"], "explicit");
     assert_eq!(v["timeline"]["total_us"], 10000.0);
 }
+
+#[test]
+fn input_limit_flag_stops_the_read_and_strict_reports_it() {
+    let f = fixture("eager.json.gz");
+    let out = run(&[
+        "summary",
+        f.to_str().unwrap(),
+        "--max-input-bytes",
+        "100000",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["event_total"].as_u64().unwrap() < 9089);
+    assert!(
+        v["stream_errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("LimitExceeded")
+    );
+    let strict = run(&[
+        "summary",
+        f.to_str().unwrap(),
+        "--max-input-bytes",
+        "100000",
+        "--strict",
+    ]);
+    assert_eq!(strict.status.code(), Some(3));
+    assert_eq!(
+        run(&["summary", f.to_str().unwrap(), "--max-input-bytes", "lots"])
+            .status
+            .code(),
+        Some(2)
+    );
+}

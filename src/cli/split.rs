@@ -26,6 +26,8 @@ pub struct Args {
     /// Exit with status 3 when the source had structural problems.
     #[arg(long)]
     strict: bool,
+    #[command(flatten)]
+    limits: super::summary::LimitArgs,
 }
 
 fn split_window_mode(spec: &str) -> Result<WindowMode, String> {
@@ -44,6 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::new(format!("cannot create '{}'", args.output), e))?;
     let mut opts = SplitOptions::default();
     opts.gzip = args.output.ends_with(".gz");
+    opts.limits = args.limits.limits();
     let report = split_window(&source, &args.window, BufWriter::new(file), &opts).map_err(|e| {
         // Leave no half-written chunk behind.
         let _ = std::fs::remove_file(&args.output);

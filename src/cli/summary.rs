@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use kernlens_trace::{Analysis, Options, StepSource, TimeWindow, TraceSource, WindowMode};
+use kernlens_trace::{Analysis, Limits, Options, StepSource, TimeWindow, TraceSource, WindowMode};
 
 use super::{EXIT_STRICT, Failure};
 
@@ -26,6 +26,32 @@ pub struct Args {
     /// Exit with status 3 when the trace had structural problems.
     #[arg(long)]
     strict: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Input bounds shared by the commands that read traces (trace.md §5; docs/hardening.md).
+#[derive(clap::Args)]
+pub struct LimitArgs {
+    /// Stop after this many bytes of trace text (after decompression), reporting it:
+    /// a guard against gzip bombs. Default: no limit.
+    #[arg(long, value_name = "BYTES")]
+    max_input_bytes: Option<u64>,
+    /// Longest single event object in bytes (default 67108864).
+    #[arg(long, value_name = "BYTES")]
+    max_event_bytes: Option<usize>,
+}
+
+impl LimitArgs {
+    /// The library limits these flags describe.
+    pub fn limits(&self) -> Limits {
+        let mut limits = Limits::default();
+        if let Some(max) = self.max_event_bytes {
+            limits.max_event_bytes = max;
+        }
+        limits.max_input_bytes = self.max_input_bytes;
+        limits
+    }
 }
 
 /// Maps a `--window` value onto the library's window mode (a bad value is a usage error).
@@ -46,6 +72,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut opts = Options::default();
     opts.top_k = args.top;
     opts.window = args.window;
+    opts.limits = args.limits.limits();
     if args.all_ranks {
         return all_ranks(&args, &opts);
     }
