@@ -376,6 +376,19 @@ fn component_end(text: &str, pos: usize) -> Option<usize> {
 /// §4.7: collapses whitespace runs to one space, removes spaces around
 /// `::`, and trims.
 pub(crate) fn collapse_whitespace(text: &str) -> String {
+    // One pass can bring colons together (`a : :b` → `a ::b`), after which the space
+    // beside `::` should go too; passes only remove characters, so this ends.
+    let mut current = collapse_once(text);
+    loop {
+        let next = collapse_once(&current);
+        if next == current {
+            return current;
+        }
+        current = next;
+    }
+}
+
+fn collapse_once(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     let mut rest = text.trim();
@@ -403,6 +416,17 @@ mod tests {
     fn unterminated_template_is_copied() {
         assert_eq!(strip_signature("a<b<c>"), "a<b");
         assert_eq!(strip_signature("<all>"), "<all>");
+    }
+
+    #[test]
+    fn whitespace_collapse_is_a_fixpoint_next_to_lone_colons() {
+        // Found by fuzzing (fuzz/regressions/ident_keys/crash-p1-space-before-colons-*).
+        assert_eq!(
+            collapse_whitespace("a : :b"),
+            collapse_whitespace(&collapse_whitespace("a : :b"))
+        );
+        assert_eq!(collapse_whitespace("x  y"), "x y");
+        assert_eq!(collapse_whitespace("ns :: f"), "ns::f");
     }
 
     #[test]
