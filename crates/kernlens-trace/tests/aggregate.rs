@@ -348,17 +348,6 @@ fn under_recorded_events() -> Vec<Value> {
     ev
 }
 
-fn graph_tuple(a: &kernlens_trace::Analysis) -> (u64, u64, Option<f64>, u64, bool) {
-    let g = &a.graph;
-    (
-        g.launches,
-        g.launches_with_kernels,
-        g.coverage,
-        g.graph_kernels,
-        g.under_recorded,
-    )
-}
-
 #[test]
 fn under_recorded_replays_are_flagged() {
     let a = run(&trace(&under_recorded_events()));

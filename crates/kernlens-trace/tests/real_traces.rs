@@ -141,17 +141,7 @@ fn compiled_fixture_figures_and_steady_window() {
 fn compiled_reduce_overhead_fixture() {
     let a = open("compiled_ro.json.gz", &all_rows());
     assert_eq!((a.event_total, a.attribution.kernel_count), (3251, 272));
-    let g = &a.graph;
-    assert_eq!(
-        (
-            g.launches,
-            g.launches_with_kernels,
-            g.coverage,
-            g.graph_kernels,
-            g.under_recorded
-        ),
-        (8, 8, Some(1.0), 264, false)
-    );
+    assert_eq!(graph_tuple(&a), (8, 8, Some(1.0), 264, false));
     assert_eq!(
         (
             a.attribution.graph_attributed_kernels,
@@ -415,17 +405,7 @@ fn real_trace_with_dropped_replays_is_under_recorded() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/traces/graph_under_recorded.json.gz");
     let a = analyze(&TraceSource::open(path).unwrap(), &all_rows()).unwrap();
-    let g = &a.graph;
-    assert_eq!(
-        (
-            g.launches,
-            g.launches_with_kernels,
-            g.coverage,
-            g.graph_kernels,
-            g.under_recorded
-        ),
-        (40, 10, Some(0.25), 440, true)
-    );
+    assert_eq!(graph_tuple(&a), (40, 10, Some(0.25), 440, true));
     let full = open("graph.json.gz", &all_rows());
     // The dropped replays make the GPU look idle: exactly the trap the flag exists for.
     assert!(a.timeline.idle_pct > 70.0 && full.timeline.idle_pct < 10.0);

@@ -55,28 +55,9 @@ fn compiled_reduce_overhead_steady_chunk() {
     let a = analyze_chunk(&chunk);
     assert_eq!(a.attribution.kernel_count, 34);
     assert_eq!(a.timeline.kernel_sum_us, 870.527);
-    let g = &a.graph;
-    assert_eq!(
-        (
-            g.launches,
-            g.launches_with_kernels,
-            g.coverage,
-            g.graph_kernels,
-            g.under_recorded
-        ),
-        (1, 1, Some(1.0), 33, false)
-    );
+    assert_eq!(graph_tuple(&a), (1, 1, Some(1.0), 33, false));
     let p = a.provenance.unwrap().source_graph.unwrap();
-    assert_eq!(
-        (
-            p.launches,
-            p.launches_with_kernels,
-            p.coverage,
-            p.graph_kernels,
-            p.under_recorded
-        ),
-        (8, 8, Some(1.0), 264, false)
-    );
+    assert_eq!(coverage_tuple(&p), (8, 8, Some(1.0), 264, false));
 }
 
 fn under_recorded() -> Vec<u8> {

@@ -91,3 +91,26 @@ pub fn shared(name: &str) -> std::path::PathBuf {
 pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
+
+/// The §9 block as `(launches, launches_with_kernels, coverage, graph_kernels, under_recorded)`.
+pub fn graph_tuple(a: &Analysis) -> (u64, u64, Option<f64>, u64, bool) {
+    let g = &a.graph;
+    (
+        g.launches,
+        g.launches_with_kernels,
+        g.coverage,
+        g.graph_kernels,
+        g.under_recorded,
+    )
+}
+
+/// The same tuple for a `GraphCoverage` (a chunk's provenance).
+pub fn coverage_tuple(g: &kernlens_trace::GraphCoverage) -> (u64, u64, Option<f64>, u64, bool) {
+    (
+        g.launches,
+        g.launches_with_kernels,
+        g.coverage,
+        g.graph_kernels,
+        g.under_recorded,
+    )
+}
