@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::json::{Cursor, JsonError, RawStr, Scalar, Value, parse_int};
+use crate::json::{Cursor, JsonError, JsonRead, RawStr, Scalar, Value, parse_int, value};
 use crate::number::micros_text_to_ns;
 
 /// The event categories the reader routes on (trace.md §7).
@@ -23,7 +23,7 @@ pub(crate) enum Cat {
 }
 
 impl Cat {
-    fn from_raw(raw: Option<RawStr<'_>>) -> Cat {
+    pub(crate) fn from_raw(raw: Option<RawStr<'_>>) -> Cat {
         let Some(raw) = raw else { return Cat::Other };
         let bytes: Cow<'_, [u8]> = if raw.escaped {
             Cow::Owned(raw.decode().into_owned().into_bytes())
@@ -148,20 +148,14 @@ pub(crate) struct Wanted {
 /// Parses one event object (the cursor on its `{`), validating all of it.
 ///
 /// Returns `Ok(None)` for a valid event that analysis does not use.
-pub(crate) fn parse_event<'a>(
-    c: &mut Cursor<'a>,
+#[inline(always)]
+pub(crate) fn parse_event<'a, R: JsonRead<'a>>(
+    c: &mut R,
     stack: &mut Vec<u8>,
     wanted: Wanted,
 ) -> Result<Option<Event<'a>>, JsonError> {
-    let mut ph = None;
-    let mut cat_raw = None;
+    let mut top = Top::default();
     let mut cat: Option<Cat> = None;
-    let mut name = None;
-    let mut pid = None;
-    let mut tid = None;
-    let mut ts = None;
-    let mut dur = None;
-    let mut id = None;
     let mut args: Option<Args<'a>> = None;
     let mut late_args: Option<&'a [u8]> = None;
     if c.open(b'{', b'}')? {
@@ -171,19 +165,19 @@ pub(crate) fn parse_event<'a>(
                 None
             } else {
                 match key.raw {
-                    b"ph" => Some(&mut ph),
-                    b"cat" => Some(&mut cat_raw),
-                    b"name" => Some(&mut name),
-                    b"pid" => Some(&mut pid),
-                    b"tid" => Some(&mut tid),
-                    b"ts" => Some(&mut ts),
-                    b"dur" => Some(&mut dur),
-                    b"id" => Some(&mut id),
+                    b"ph" => Some(&mut top.ph),
+                    b"cat" => Some(&mut top.cat_raw),
+                    b"name" => Some(&mut top.name),
+                    b"pid" => Some(&mut top.pid),
+                    b"tid" => Some(&mut top.tid),
+                    b"ts" => Some(&mut top.ts),
+                    b"dur" => Some(&mut top.dur),
+                    b"id" => Some(&mut top.id),
                     b"args" => {
                         // Kineto writes `cat` before `args`: then args are read once, in
                         // place; otherwise their text is kept and read after the object.
-                        if cat.is_none() && cat_raw.is_some() {
-                            cat = Some(Cat::from_raw(as_str(cat_raw)));
+                        if cat.is_none() && top.cat_raw.is_some() {
+                            cat = Some(Cat::from_raw(as_str(top.cat_raw)));
                         }
                         match cat {
                             Some(k)
@@ -196,11 +190,11 @@ pub(crate) fn parse_event<'a>(
                             Some(_) => {
                                 args = None;
                                 late_args = None;
-                                c.skip_value(stack)?;
+                                value(c, stack)?;
                             }
                             None => {
                                 args = None;
-                                late_args = match c.value(stack)? {
+                                late_args = match value(c, stack)? {
                                     Value::Container(t) if t.first() == Some(&b'{') => Some(t),
                                     _ => None,
                                 };
@@ -214,36 +208,25 @@ pub(crate) fn parse_event<'a>(
             match slot {
                 // Duplicate members: the last one wins, as in Python's json.
                 Some(slot) => {
-                    *slot = Some(c.value(stack)?);
+                    *slot = Some(value(c, stack)?);
                     if key.raw == b"cat" {
                         cat = None;
                     }
                 }
                 None if key.raw == b"args" && !key.escaped => {}
-                None => c.skip_value(stack)?,
+                None => {
+                    value(c, stack)?;
+                }
             }
             if !c.next_or_close(b'}')? {
                 break;
             }
         }
     }
-    let cat = cat.unwrap_or_else(|| Cat::from_raw(as_str(cat_raw)));
-    let ph_x = as_str(ph).is_some_and(|p| p.eq_str("X"));
-    let ph_m = as_str(ph).is_some_and(|p| p.eq_str("M"));
-    let keep = wanted.everything
-        || match cat {
-            Cat::Other | Cat::Flow => false,
-            Cat::PythonFunction => wanted.python_functions,
-            c if c.is_gpu() || c == Cat::GpuUserAnnotation || c == Cat::UserAnnotation => ph_x,
-            _ => true,
-        };
-    if !keep {
+    let cat = cat.unwrap_or_else(|| Cat::from_raw(as_str(top.cat_raw)));
+    if !keeps(cat, &top, wanted) {
         return Ok(None);
     }
-    let time = |v: Option<Value<'a>>| match v {
-        Some(Value::Scalar(Scalar::Num(t))) => micros_text_to_ns(t).unwrap_or(0),
-        _ => 0,
-    };
     let args = match (args, late_args) {
         (Some(a), _) => a,
         (None, Some(text)) if !matches!(cat, Cat::Other | Cat::Flow) => {
@@ -251,21 +234,58 @@ pub(crate) fn parse_event<'a>(
         }
         (None, _) => Args::default(),
     };
-    Ok(Some(Event {
+    Ok(Some(assemble(&top, cat, args)))
+}
+
+/// The top-level members analysis reads, as they were found (the last of duplicates).
+#[derive(Default)]
+pub(crate) struct Top<'a> {
+    pub(crate) ph: Option<Value<'a>>,
+    pub(crate) cat_raw: Option<Value<'a>>,
+    pub(crate) name: Option<Value<'a>>,
+    pub(crate) pid: Option<Value<'a>>,
+    pub(crate) tid: Option<Value<'a>>,
+    pub(crate) ts: Option<Value<'a>>,
+    pub(crate) dur: Option<Value<'a>>,
+    pub(crate) id: Option<Value<'a>>,
+}
+
+/// Whether the caller gets an event of category `cat` back.
+#[inline(always)]
+pub(crate) fn keeps(cat: Cat, top: &Top<'_>, wanted: Wanted) -> bool {
+    wanted.everything
+        || match cat {
+            Cat::Other | Cat::Flow => false,
+            Cat::PythonFunction => wanted.python_functions,
+            c if c.is_gpu() || c == Cat::GpuUserAnnotation || c == Cat::UserAnnotation => {
+                as_str(top.ph).is_some_and(|p| p.eq_str("X"))
+            }
+            _ => true,
+        }
+}
+
+/// The event from its members.
+#[inline(always)]
+pub(crate) fn assemble<'a>(top: &Top<'a>, cat: Cat, args: Args<'a>) -> Event<'a> {
+    let time = |v: Option<Value<'a>>| match v {
+        Some(Value::Scalar(Scalar::Num(t))) => micros_text_to_ns(t).unwrap_or(0),
+        _ => 0,
+    };
+    Event {
         cat,
-        ph_x,
-        ph_m,
-        id: id.and_then(|v| v.as_int()),
-        name: as_str(name).unwrap_or(RawStr {
+        ph_x: as_str(top.ph).is_some_and(|p| p.eq_str("X")),
+        ph_m: as_str(top.ph).is_some_and(|p| p.eq_str("M")),
+        id: top.id.and_then(|v| v.as_int()),
+        name: as_str(top.name).unwrap_or(RawStr {
             raw: b"",
             escaped: false,
         }),
-        pid: IdRaw::from_value(pid),
-        tid: IdRaw::from_value(tid),
-        ts: time(ts),
-        dur: time(dur).max(0),
+        pid: IdRaw::from_value(top.pid),
+        tid: IdRaw::from_value(top.tid),
+        ts: time(top.ts),
+        dur: time(top.dur).max(0),
         args,
-    }))
+    }
 }
 
 fn as_str(v: Option<Value<'_>>) -> Option<RawStr<'_>> {
@@ -277,7 +297,12 @@ fn as_str(v: Option<Value<'_>>) -> Option<RawStr<'_>> {
 
 /// Reads an `args` object (the cursor on its `{`), validating all of it and keeping
 /// the members the category needs.
-fn read_args<'a>(c: &mut Cursor<'a>, cat: Cat, stack: &mut Vec<u8>) -> Result<Args<'a>, JsonError> {
+#[inline(always)]
+fn read_args<'a, R: JsonRead<'a>>(
+    c: &mut R,
+    cat: Cat,
+    stack: &mut Vec<u8>,
+) -> Result<Args<'a>, JsonError> {
     let mut a = Args::default();
     if !c.open(b'{', b'}')? {
         return Ok(a);
@@ -289,7 +314,7 @@ fn read_args<'a>(c: &mut Cursor<'a>, cat: Cat, stack: &mut Vec<u8>) -> Result<Ar
         } else {
             Cow::Borrowed(key.raw)
         };
-        let v = c.value(stack)?;
+        let v = value(c, stack)?;
         match &*key_text {
             b"correlation" => a.correlation = v.as_int(),
             b"External id" => a.external_id = v.as_int(),
@@ -325,20 +350,18 @@ fn string(v: Value<'_>) -> Option<RawStr<'_>> {
 /// A `[x, y, z]` integer list (already validated); anything else is None.
 fn dim3(v: Value<'_>) -> Option<Dim3> {
     let text = container(v, b'[')?;
-    let mut c = Cursor::new(text, 0);
+    // The text is valid JSON, so splitting at commas is safe: any element that is not a
+    // plain integer (a string, a nested list) fails `parse_int` on its own part.
+    let inner = text.strip_prefix(b"[")?.strip_suffix(b"]")?;
     let mut out = [0i64; 3];
-    if !c.open(b'[', b']').ok()? {
-        return None;
+    let mut parts = inner.split(|&c| c == b',');
+    for slot in out.iter_mut() {
+        *slot = parse_int(parts.next()?.trim_ascii())?;
     }
-    for (k, slot) in out.iter_mut().enumerate() {
-        *slot = parse_int(c.number().ok()?)?;
-        c.skip_ws();
-        let more = c.next_or_close(b']').ok()?;
-        if more != (k < 2) {
-            return None;
-        }
+    match parts.next() {
+        None => Some(out),
+        Some(_) => None,
     }
-    Some(out)
 }
 
 /// Maps each element of a validated JSON array; anything else gives an empty list.

@@ -315,20 +315,13 @@ impl<'a> Cursor<'a> {
     /// Reads any value and returns what kind it was; containers are validated and skipped.
     #[inline(always)]
     pub(crate) fn value(&mut self, stack: &mut Vec<u8>) -> Result<Value<'a>, JsonError> {
-        match self.peek() {
-            Some(b'{') | Some(b'[') => {
-                let start = self.i;
-                self.skip_container(stack)?;
-                Ok(Value::Container(&self.b[start..self.i]))
-            }
-            _ => self.scalar().map(Value::Scalar),
-        }
+        value(self, stack)
     }
 
     /// Skips any value (validating it).
     #[inline(always)]
     pub(crate) fn skip_value(&mut self, stack: &mut Vec<u8>) -> Result<(), JsonError> {
-        self.value(stack).map(|_| ())
+        value(self, stack).map(|_| ())
     }
 
     /// Reads `"key" :` with whitespace around the colon; the cursor must be on the quote.
@@ -391,52 +384,136 @@ impl<'a> Cursor<'a> {
             Some(_) => Ok(true),
         }
     }
+}
 
-    /// Validates and skips an object or array without recursion.
+/// The reading primitives the event parser is written against. [`Cursor`] walks the bytes
+/// one by one; the structural fast path walks an index of them. Both accept exactly
+/// JSON, so an event parsed by either is the same event.
+pub(crate) trait JsonRead<'a> {
+    /// The first byte of the next token, `None` at the end of the input.
+    fn peek(&mut self) -> Option<u8>;
+    /// Where the next token starts.
+    fn here(&mut self) -> usize;
+    /// Where the last closer consumed ends (one past its byte).
+    fn closed_at(&self) -> usize;
+    /// The input.
+    fn bytes(&self) -> &'a [u8];
+    /// Opens a container; returns false if it is empty (and consumes the closer).
+    fn open(&mut self, open: u8, close: u8) -> Result<bool, JsonError>;
+    /// Reads `"key" :`; the next token must be the key's quote.
+    fn key(&mut self) -> Result<RawStr<'a>, JsonError>;
+    /// Reads one scalar (string, number, literal) and reports what it was.
+    fn scalar(&mut self) -> Result<Scalar<'a>, JsonError>;
+    /// After a member or element: consumes `,` (returns true) or the closer (returns false).
+    fn next_or_close(&mut self, close: u8) -> Result<bool, JsonError>;
+    /// Validates and skips the object or array the next token opens.
     fn skip_container(&mut self, stack: &mut Vec<u8>) -> Result<(), JsonError> {
-        let base = stack.len();
-        let result = self.skip_container_inner(stack, base);
-        stack.truncate(base);
-        result
+        skip_container(self, stack)
     }
+}
 
-    fn skip_container_inner(&mut self, stack: &mut Vec<u8>, base: usize) -> Result<(), JsonError> {
-        'value: loop {
-            // Expecting a value.
-            match self.peek() {
-                Some(b'{') => {
-                    if self.open(b'{', b'}')? {
-                        stack.push(b'}');
-                        self.key()?;
-                        continue 'value;
-                    }
-                }
-                Some(b'[') => {
-                    if self.open(b'[', b']')? {
-                        stack.push(b']');
-                        continue 'value;
-                    }
-                }
-                _ => {
-                    self.scalar()?;
-                }
-            }
-            // After a value: close containers until one continues.
-            loop {
-                if stack.len() <= base {
-                    return Ok(());
-                }
-                let Some(&close) = stack.last() else {
-                    return Ok(());
-                };
-                if self.next_or_close(close)? {
-                    if close == b'}' {
-                        self.key()?;
-                    }
+impl<'a> JsonRead<'a> for Cursor<'a> {
+    #[inline(always)]
+    fn peek(&mut self) -> Option<u8> {
+        Cursor::peek(self)
+    }
+    #[inline(always)]
+    fn here(&mut self) -> usize {
+        self.i
+    }
+    #[inline(always)]
+    fn closed_at(&self) -> usize {
+        self.i
+    }
+    #[inline(always)]
+    fn bytes(&self) -> &'a [u8] {
+        self.b
+    }
+    #[inline(always)]
+    fn open(&mut self, open: u8, close: u8) -> Result<bool, JsonError> {
+        Cursor::open(self, open, close)
+    }
+    #[inline(always)]
+    fn key(&mut self) -> Result<RawStr<'a>, JsonError> {
+        Cursor::key(self)
+    }
+    #[inline(always)]
+    fn scalar(&mut self) -> Result<Scalar<'a>, JsonError> {
+        Cursor::scalar(self)
+    }
+    #[inline(always)]
+    fn next_or_close(&mut self, close: u8) -> Result<bool, JsonError> {
+        Cursor::next_or_close(self, close)
+    }
+}
+
+/// Reads any value and returns what kind it was; containers are validated and skipped.
+#[inline(always)]
+pub(crate) fn value<'a, R: JsonRead<'a>>(
+    r: &mut R,
+    stack: &mut Vec<u8>,
+) -> Result<Value<'a>, JsonError> {
+    match r.peek() {
+        Some(b'{') | Some(b'[') => {
+            let start = r.here();
+            r.skip_container(stack)?;
+            Ok(Value::Container(&r.bytes()[start..r.closed_at()]))
+        }
+        _ => r.scalar().map(Value::Scalar),
+    }
+}
+
+/// Validates and skips an object or array without recursion.
+pub(crate) fn skip_container<'a, R: JsonRead<'a> + ?Sized>(
+    r: &mut R,
+    stack: &mut Vec<u8>,
+) -> Result<(), JsonError> {
+    let base = stack.len();
+    let result = skip_container_inner(r, stack, base);
+    stack.truncate(base);
+    result
+}
+
+fn skip_container_inner<'a, R: JsonRead<'a> + ?Sized>(
+    r: &mut R,
+    stack: &mut Vec<u8>,
+    base: usize,
+) -> Result<(), JsonError> {
+    'value: loop {
+        // Expecting a value.
+        match r.peek() {
+            Some(b'{') => {
+                if r.open(b'{', b'}')? {
+                    stack.push(b'}');
+                    r.key()?;
                     continue 'value;
                 }
-                stack.pop();
             }
+            Some(b'[') => {
+                if r.open(b'[', b']')? {
+                    stack.push(b']');
+                    continue 'value;
+                }
+            }
+            _ => {
+                r.scalar()?;
+            }
+        }
+        // After a value: close containers until one continues.
+        loop {
+            if stack.len() <= base {
+                return Ok(());
+            }
+            let Some(&close) = stack.last() else {
+                return Ok(());
+            };
+            if r.next_or_close(close)? {
+                if close == b'}' {
+                    r.key()?;
+                }
+                continue 'value;
+            }
+            stack.pop();
         }
     }
 }
@@ -465,6 +542,43 @@ impl<'a> Value<'a> {
             _ => None,
         }
     }
+}
+
+/// The end of the JSON number starting at `p`, or None if the grammar fails there (the
+/// fast paths' check; [`Cursor::number`] also tells a cut-short number from a bad one).
+#[inline(always)]
+pub(crate) fn number_end(b: &[u8], p: usize) -> Option<usize> {
+    let digits_from = |mut i: usize| {
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = p + usize::from(b.get(p) == Some(&b'-'));
+    match b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i = digits_from(i + 1),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        let e = digits_from(i + 1);
+        if e == i + 1 {
+            return None;
+        }
+        i = e;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let e = digits_from(i);
+        if e == i {
+            return None;
+        }
+        i = e;
+    }
+    Some(i)
 }
 
 /// Parses a JSON integer literal; fractions, exponents and overflow are not integers.

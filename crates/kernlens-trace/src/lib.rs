@@ -60,8 +60,10 @@ mod report;
 mod rows;
 mod scan;
 mod select;
+mod shape;
 mod source;
 mod split;
+mod structural;
 mod timeline;
 mod window;
 

@@ -364,6 +364,7 @@ fn scan_region<'a>(
         ended: false,
     };
     let mut pos = start;
+    let mut fast = scan::Fast::new();
     loop {
         while pos < buf.len() && matches!(buf[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
             pos += 1;
@@ -373,7 +374,7 @@ fn scan_region<'a>(
             return r;
         }
         let n = r.count;
-        match scan::step(buf, &mut pos, true, limits, &mut stack, wanted) {
+        match scan::step(buf, &mut pos, true, limits, &mut stack, wanted, &mut fast) {
             Step::Event(ev) => {
                 r.count += 1;
                 if let Some(ev) = ev {
@@ -566,6 +567,7 @@ fn parse_stream(
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
     let mut stack = Vec::new();
+    let mut fast = scan::Fast::new();
     // Pulls at least `want` more bytes (or reaches the end).
     let pull = |buf: &mut Vec<u8>, eof: &mut bool, log: &mut ErrorLog, n: u64, want: usize| {
         let target = buf.len().saturating_add(want.max(1));
@@ -597,7 +599,7 @@ fn parse_stream(
     loop {
         let n = sink.count();
         let start = pos;
-        match scan::step(&buf, &mut pos, eof, limits, &mut stack, wanted) {
+        match scan::step(&buf, &mut pos, eof, limits, &mut stack, wanted, &mut fast) {
             Step::Event(ev) => {
                 // `step` skipped separators before the object; its text starts at `{`.
                 let from = buf[start..pos]
@@ -627,6 +629,7 @@ fn parse_stream(
                 // already spans, so a huge event is scanned a logarithmic number of times.
                 buf.drain(..pos);
                 pos = 0;
+                fast.moved();
                 let pending = buf.len();
                 pull(&mut buf, &mut eof, log, n, pending.max(CHUNK));
                 report(sink);

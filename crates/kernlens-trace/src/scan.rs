@@ -10,6 +10,8 @@ use memchr::memmem;
 use crate::event::{Event, Wanted, parse_event};
 use crate::json::{Cursor, JsonError};
 use crate::options::Limits;
+use crate::shape::Shapes;
+use crate::structural::{Carry, Tokens};
 
 const KEY: &[u8] = b"\"traceEvents\"";
 
@@ -161,6 +163,27 @@ pub(crate) enum Step<'a> {
     End(Option<Problem>),
 }
 
+/// What the fast paths keep between events of one reader: learned shapes and the
+/// structural index. Reset it (or make a new one) when the bytes move.
+pub(crate) struct Fast {
+    shapes: Shapes,
+    carry: Carry,
+}
+
+impl Fast {
+    pub(crate) fn new() -> Fast {
+        Fast {
+            shapes: Shapes::default(),
+            carry: Carry::new(),
+        }
+    }
+
+    /// The bytes moved: positions in the index no longer hold (shapes still do).
+    pub(crate) fn moved(&mut self) {
+        self.carry.reset();
+    }
+}
+
 /// Runs one step of the element loop (§5.3) at `*pos`. `n` is the events yielded so far.
 pub(crate) fn step<'a>(
     buf: &'a [u8],
@@ -169,6 +192,7 @@ pub(crate) fn step<'a>(
     limits: &Limits,
     stack: &mut Vec<u8>,
     wanted: Wanted,
+    fast: &mut Fast,
 ) -> Step<'a> {
     let mut i = *pos;
     while i < buf.len() && matches!(buf[i], b' ' | b'\n' | b'\r' | b'\t' | b',') {
@@ -187,7 +211,7 @@ pub(crate) fn step<'a>(
             *pos = i + 1;
             Step::End(None)
         }
-        b'{' => object(buf, pos, eof, limits, stack, wanted),
+        b'{' => object(buf, pos, eof, limits, stack, wanted, fast),
         _ => match skip_element(buf, i) {
             Some(end) => {
                 *pos = end;
@@ -209,15 +233,33 @@ fn object<'a>(
     limits: &Limits,
     stack: &mut Vec<u8>,
     wanted: Wanted,
+    fast: &mut Fast,
 ) -> Step<'a> {
     let start = *pos;
     let cap = start.saturating_add(limits.max_event_bytes);
     let window_end = buf.len().min(cap);
     let limited = cap <= buf.len();
+    let window = &buf[..window_end];
+    // Fastest first: an event of a shape seen before; then the structural index; then the
+    // cursor, which owns every error and recovery.
+    if let Some((ev, end)) = fast.shapes.read(window, start, wanted) {
+        *pos = end;
+        fast.carry.reset();
+        return Step::Event(ev);
+    }
+    let mut t = Tokens::new(window, start, &fast.carry);
+    if let Ok(ev) = parse_event(&mut t, stack, wanted) {
+        *pos = t.end();
+        fast.carry = t.carry();
+        fast.shapes.learn(window, start, *pos);
+        return Step::Event(ev);
+    }
+    fast.carry.reset();
     let mut c = Cursor::new(&buf[..window_end], start);
     match parse_event(&mut c, stack, wanted) {
         Ok(ev) => {
             *pos = c.i;
+            fast.shapes.learn(window, start, c.i);
             Step::Event(ev)
         }
         Err(JsonError::Eof) => {

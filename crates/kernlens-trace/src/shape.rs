@@ -1,0 +1,745 @@
+//! The fastest path: events read against the shape of an earlier one.
+//!
+//! Why: a profiler writes a few shapes of event over and over. A Kineto kernel event is
+//! always the same bytes (braces, member names, separators, even the indentation) with
+//! different values in between. Once one event of a shape has been read and validated,
+//! the next one of that shape can be read by comparing the fixed bytes and scanning only
+//! the values, without walking its grammar token by token.
+//!
+//! Soundness: a shape is learned only from an event the parser accepted. An event whose
+//! fixed bytes equal the shape's, and whose values are a string (no escape, no control
+//! byte) or a number (JSON's grammar) exactly where the shape has them, is the same JSON
+//! document with other scalars: valid, and read as the parser would read it. Shapes are
+//! learned only when reading by role is unambiguous: no escaped or duplicated member
+//! names, `args` an object, and none of the members kept as raw JSON text (`Input Dims`,
+//! `Input type`). Anything else is left to the parser.
+
+use crate::event::{Args, Cat, Event, Top, Wanted, assemble, keeps};
+use crate::json::{Cursor, RawStr, Scalar, Value, find_string_stop, number_end, parse_int};
+
+/// Shapes kept per reader; a trace has a handful of hot ones.
+const CAPACITY: usize = 16;
+/// Longest event learned, in bytes.
+const MAX_EVENT: usize = 8 << 10;
+/// Most values in a learned shape.
+const MAX_VALUES: usize = 256;
+
+/// What a value is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A string; the shape's bytes hold its opening quote, the next bytes its closing one.
+    Str,
+    Num,
+}
+
+/// Which member a value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    None,
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Correlation,
+    ExternalId,
+    Device,
+    Grid(u8),
+    Block(u8),
+    KernelFile,
+    KernelBackend,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// Fixed bytes before the value.
+    fixed: u32,
+    kind: Kind,
+    role: Role,
+}
+
+/// One learned shape: fixed bytes and value slots in order, then the closing bytes.
+#[derive(Debug)]
+struct Shape {
+    fixed: Vec<u8>,
+    slots: Vec<Slot>,
+}
+
+/// Learned shapes, and which one followed which.
+#[derive(Default)]
+pub(crate) struct Shapes {
+    shapes: Vec<Shape>,
+    /// `next[k]`: the shape read after shape `k` last time. Profilers write events in a
+    /// repeating order (launch, kernel, flow, ...), so this is usually the one.
+    next: Vec<usize>,
+    /// The shape read last.
+    last: usize,
+    /// The slot to fill on the next learn, round robin once full.
+    victim: usize,
+    hits: u64,
+    misses: u64,
+}
+
+/// The members read from an event by role, before the category's filter.
+#[derive(Default)]
+struct Found<'a> {
+    top: Top<'a>,
+    correlation: Option<&'a [u8]>,
+    external_id: Option<&'a [u8]>,
+    device: Option<&'a [u8]>,
+    grid: [Option<&'a [u8]>; 3],
+    block: [Option<&'a [u8]>; 3],
+    kernel_file: Option<RawStr<'a>>,
+    kernel_backend: Option<RawStr<'a>>,
+}
+
+impl Shapes {
+    /// Reads the event at `start` against a learned shape: the event (None when the
+    /// caller does not want it) and its end, or None when no shape fits.
+    #[inline]
+    pub(crate) fn read<'a>(
+        &mut self,
+        buf: &'a [u8],
+        start: usize,
+        wanted: Wanted,
+    ) -> Option<(Option<Event<'a>>, usize)> {
+        let guess = self.next.get(self.last).copied().unwrap_or(0);
+        let n = self.shapes.len();
+        for i in 0..n {
+            let k = if i == 0 {
+                guess
+            } else if i <= guess {
+                i - 1
+            } else {
+                i
+            };
+            let Some(shape) = self.shapes.get(k) else {
+                continue;
+            };
+            if let Some((found, end)) = shape.read(buf, start) {
+                if let Some(slot) = self.next.get_mut(self.last) {
+                    *slot = k;
+                }
+                self.last = k;
+                self.hits += 1;
+                return Some((found.event(wanted), end));
+            }
+        }
+        None
+    }
+
+    /// Learns the shape of the event `buf[start..end]`, which the parser accepted.
+    pub(crate) fn learn(&mut self, buf: &[u8], start: usize, end: usize) {
+        self.misses += 1;
+        // Where shapes do not repeat, learning would only cost: back off to one try in
+        // 64 misses once they outnumber the hits.
+        if self.misses > 64 && self.misses > self.hits && !self.misses.is_multiple_of(64) {
+            return;
+        }
+        let Some(text) = buf.get(start..end) else {
+            return;
+        };
+        if text.len() > MAX_EVENT {
+            return;
+        }
+        if let Some(shape) = Shape::learn(text) {
+            let k = if self.shapes.len() < CAPACITY {
+                self.shapes.push(shape);
+                self.next.push(0);
+                self.shapes.len() - 1
+            } else {
+                self.victim = (self.victim + 1) % CAPACITY;
+                self.shapes[self.victim] = shape;
+                self.victim
+            };
+            if let Some(slot) = self.next.get_mut(self.last) {
+                *slot = k;
+            }
+            self.last = k;
+        }
+    }
+}
+
+impl<'a> Found<'a> {
+    fn event(self, wanted: Wanted) -> Option<Event<'a>> {
+        let cat = Cat::from_raw(match self.top.cat_raw {
+            Some(Value::Scalar(Scalar::Str(s))) => Some(s),
+            _ => None,
+        });
+        if !keeps(cat, &self.top, wanted) {
+            return None;
+        }
+        let int = |t: Option<&[u8]>| t.and_then(parse_int);
+        let dim3 = |d: [Option<&[u8]>; 3]| -> Option<[i64; 3]> {
+            Some([int(d[0])?, int(d[1])?, int(d[2])?])
+        };
+        // The category's filter, as the parser applies it to `args`.
+        let args = if matches!(cat, Cat::Other | Cat::Flow) {
+            Args::default()
+        } else {
+            Args {
+                correlation: int(self.correlation),
+                external_id: int(self.external_id),
+                device: if cat.is_gpu() { int(self.device) } else { None },
+                grid: if cat == Cat::Kernel {
+                    dim3(self.grid)
+                } else {
+                    None
+                },
+                block: if cat == Cat::Kernel {
+                    dim3(self.block)
+                } else {
+                    None
+                },
+                input_dims: None,
+                input_type: None,
+                kernel_file: if cat == Cat::CpuOp {
+                    self.kernel_file
+                } else {
+                    None
+                },
+                kernel_backend: if cat == Cat::CpuOp {
+                    self.kernel_backend
+                } else {
+                    None
+                },
+            }
+        };
+        Some(assemble(&self.top, cat, args))
+    }
+}
+
+impl Shape {
+    /// Reads `buf` at `start` against this shape.
+    #[inline]
+    fn read<'a>(&self, buf: &'a [u8], start: usize) -> Option<(Found<'a>, usize)> {
+        let mut found = Found::default();
+        let mut p = start;
+        let mut f = 0;
+        for slot in &self.slots {
+            let n = slot.fixed as usize;
+            if !same(buf.get(p..p + n)?, self.fixed.get(f..f + n)?) {
+                return None;
+            }
+            p += n;
+            f += n;
+            let v = match slot.kind {
+                Kind::Str => {
+                    // The closing quote is the first fixed byte after the value, so a
+                    // stop at anything else (escape, control byte) fails the compare.
+                    let len = find_string_stop(buf.get(p..)?)?;
+                    let raw = &buf[p..p + len];
+                    p += len;
+                    Scalar::Str(RawStr {
+                        raw,
+                        escaped: false,
+                    })
+                }
+                Kind::Num => {
+                    let end = number_end(buf, p)?;
+                    let t = &buf[p..end];
+                    p = end;
+                    Scalar::Num(t)
+                }
+            };
+            found.set(slot.role, v);
+        }
+        let n = self.fixed.len() - f;
+        if !same(buf.get(p..p + n)?, self.fixed.get(f..)?) {
+            return None;
+        }
+        Some((found, p + n))
+    }
+
+    /// The shape of a valid event, or None when it cannot be read by role.
+    fn learn(text: &[u8]) -> Option<Shape> {
+        let mut l = Learner {
+            text,
+            fixed: Vec::with_capacity(text.len()),
+            slots: Vec::new(),
+            from: 0,
+        };
+        l.walk()?;
+        l.fixed.extend_from_slice(text.get(l.from..)?);
+        Some(Shape {
+            fixed: l.fixed,
+            slots: l.slots,
+        })
+    }
+}
+
+impl<'a> Found<'a> {
+    #[inline(always)]
+    fn set(&mut self, role: Role, v: Scalar<'a>) {
+        let num = match v {
+            Scalar::Num(t) => Some(t),
+            _ => None,
+        };
+        let s = match v {
+            Scalar::Str(s) => Some(s),
+            _ => None,
+        };
+        let val = Some(Value::Scalar(v));
+        match role {
+            Role::None => {}
+            Role::Ph => self.top.ph = val,
+            Role::Cat => self.top.cat_raw = val,
+            Role::Name => self.top.name = val,
+            Role::Pid => self.top.pid = val,
+            Role::Tid => self.top.tid = val,
+            Role::Ts => self.top.ts = val,
+            Role::Dur => self.top.dur = val,
+            Role::Id => self.top.id = val,
+            Role::Correlation => self.correlation = num,
+            Role::ExternalId => self.external_id = num,
+            Role::Device => self.device = num,
+            Role::Grid(i) => self.grid[usize::from(i)] = num,
+            Role::Block(i) => self.block[usize::from(i)] = num,
+            Role::KernelFile => self.kernel_file = s,
+            Role::KernelBackend => self.kernel_backend = s,
+        }
+    }
+}
+
+/// Where a container sits in the event, which decides its values' roles.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Top,
+    Args,
+    Grid,
+    Block,
+    Elsewhere,
+}
+
+struct Learner<'t> {
+    text: &'t [u8],
+    fixed: Vec<u8>,
+    slots: Vec<Slot>,
+    /// Start of the fixed bytes not yet taken.
+    from: usize,
+}
+
+impl Learner<'_> {
+    /// Walks the event, recording a slot per string or number. None when the event is
+    /// not one a shape can read by role.
+    fn walk(&mut self) -> Option<()> {
+        let text = self.text;
+        let mut c = Cursor::new(text, 0);
+        // Open containers: closer, place, element count, whether all elements were
+        // numbers (for `grid`/`block`), first slot index inside it.
+        let mut open: Vec<(u8, Place, usize, bool, usize)> = Vec::new();
+        let mut seen: [Vec<&[u8]>; 2] = [Vec::new(), Vec::new()];
+        if !c.open(b'{', b'}').ok()? {
+            return Some(());
+        }
+        open.push((b'}', Place::Top, 0, true, 0));
+        loop {
+            let (close, place, count, _, _) = *open.last()?;
+            // The member's role (objects) or the element's (arrays).
+            let (role, child) = if close == b'}' {
+                let key = c.key().ok()?;
+                if key.escaped {
+                    return None;
+                }
+                let depth = match place {
+                    Place::Top => 0,
+                    Place::Args => 1,
+                    _ => 2,
+                };
+                if depth < 2 {
+                    if seen[depth].contains(&key.raw) {
+                        return None;
+                    }
+                    seen[depth].push(key.raw);
+                }
+                member_role(place, key.raw)?
+            } else {
+                let role = match (place, count) {
+                    (Place::Grid, i @ 0..=2) => Role::Grid(i as u8),
+                    (Place::Block, i @ 0..=2) => Role::Block(i as u8),
+                    _ => Role::None,
+                };
+                (role, Place::Elsewhere)
+            };
+            if let Some(top) = open.last_mut() {
+                top.2 += 1;
+            }
+            match c.peek()? {
+                b'{' | b'[' => {
+                    let opener = c.peek()?;
+                    if place == Place::Top && role == Role::None && child == Place::Args {
+                        // `args` must be an object to be read by role.
+                        if opener != b'{' {
+                            return None;
+                        }
+                    }
+                    if matches!(role, Role::Grid(_) | Role::Block(_))
+                        && let Some(top) = open.last_mut()
+                    {
+                        top.3 = false;
+                    }
+                    let closer = if opener == b'{' { b'}' } else { b']' };
+                    let child = match (child, opener) {
+                        (Place::Args, b'{') => Place::Args,
+                        (Place::Grid | Place::Block, b'[') => child,
+                        _ => Place::Elsewhere,
+                    };
+                    if open.len() >= 8 {
+                        return None;
+                    }
+                    if c.open(opener, closer).ok()? {
+                        open.push((closer, child, 0, true, self.slots.len()));
+                        continue;
+                    }
+                }
+                _ => {
+                    if child == Place::Args {
+                        // `args` that is not an object.
+                        return None;
+                    }
+                    let at = c.i;
+                    let v = c.scalar().ok()?;
+                    match v {
+                        Scalar::Str(s) => {
+                            if s.escaped {
+                                return None;
+                            }
+                            self.slot(at + 1, Kind::Str, role);
+                            self.from = c.i - 1;
+                        }
+                        Scalar::Num(_) => {
+                            self.slot(at, Kind::Num, role);
+                            self.from = c.i;
+                        }
+                        // Literals stay in the fixed bytes.
+                        Scalar::Null | Scalar::Other => {
+                            if matches!(role, Role::Grid(_) | Role::Block(_))
+                                && let Some(top) = open.last_mut()
+                            {
+                                top.3 = false;
+                            }
+                        }
+                    }
+                    if self.slots.len() > MAX_VALUES {
+                        return None;
+                    }
+                }
+            }
+            // After a value: close containers until one continues.
+            loop {
+                let (close, place, count, all_num, first) = *open.last()?;
+                if c.next_or_close(close).ok()? {
+                    break;
+                }
+                open.pop();
+                if matches!(place, Place::Grid | Place::Block) && (count != 3 || !all_num) {
+                    // Not three numbers: the parser reads no dim3 here, nor may a shape.
+                    for s in &mut self.slots[first..] {
+                        s.role = Role::None;
+                    }
+                }
+                if open.is_empty() {
+                    return (c.i == text.len()).then_some(());
+                }
+            }
+        }
+    }
+
+    fn slot(&mut self, value_at: usize, kind: Kind, role: Role) {
+        let fixed = &self.text[self.from..value_at];
+        self.fixed.extend_from_slice(fixed);
+        self.slots.push(Slot {
+            fixed: fixed.len() as u32,
+            kind,
+            role,
+        });
+    }
+}
+
+/// A member's role and the place of its value if it is a container; None when the
+/// member makes the event unreadable by role.
+fn member_role(place: Place, key: &[u8]) -> Option<(Role, Place)> {
+    Some(match place {
+        Place::Top => match key {
+            b"ph" => (Role::Ph, Place::Elsewhere),
+            b"cat" => (Role::Cat, Place::Elsewhere),
+            b"name" => (Role::Name, Place::Elsewhere),
+            b"pid" => (Role::Pid, Place::Elsewhere),
+            b"tid" => (Role::Tid, Place::Elsewhere),
+            b"ts" => (Role::Ts, Place::Elsewhere),
+            b"dur" => (Role::Dur, Place::Elsewhere),
+            b"id" => (Role::Id, Place::Elsewhere),
+            b"args" => (Role::None, Place::Args),
+            _ => (Role::None, Place::Elsewhere),
+        },
+        Place::Args => match key {
+            b"correlation" => (Role::Correlation, Place::Elsewhere),
+            b"External id" => (Role::ExternalId, Place::Elsewhere),
+            b"device" => (Role::Device, Place::Elsewhere),
+            b"grid" => (Role::None, Place::Grid),
+            b"block" => (Role::None, Place::Block),
+            b"kernel_file" => (Role::KernelFile, Place::Elsewhere),
+            b"kernel_backend" => (Role::KernelBackend, Place::Elsewhere),
+            // Kept as raw JSON text by the parser: not readable by role.
+            b"Input Dims" | b"Input type" => return None,
+            _ => (Role::None, Place::Elsewhere),
+        },
+        _ => (Role::None, Place::Elsewhere),
+    })
+}
+
+/// Whether two equally long byte strings are equal: eight bytes at a time, inline (the
+/// fixed runs between values are short, where a call to `memcmp` costs more than the
+/// compare).
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| -> u64 {
+        match s.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            Some(w) => u64::from_le_bytes(w),
+            None => 0,
+        }
+    };
+    if n < 8 {
+        return a == b;
+    }
+    let mut i = 0;
+    while i + 8 <= n {
+        if word(a, i) != word(b, i) {
+            return false;
+        }
+        i += 8;
+    }
+    // The last, overlapping word covers the tail.
+    i == n || word(a, n - 8) == word(b, n - 8)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::event::parse_event;
+    use crate::options::Limits;
+    use crate::scan::{Located, locate_array};
+
+    const ALL: Wanted = Wanted {
+        python_functions: true,
+        everything: true,
+    };
+    const ANALYSIS: Wanted = Wanted {
+        python_functions: false,
+        everything: false,
+    };
+
+    fn gunzip(path: &PathBuf) -> Vec<u8> {
+        let file = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(&file[..])
+            .read_to_end(&mut out)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        out
+    }
+
+    /// The traces the repository carries, and the shared ones when they are beside it.
+    fn traces() -> Vec<PathBuf> {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let mut out: Vec<PathBuf> = ["eager", "graph_under_recorded", "train"]
+            .iter()
+            .map(|n| root.join(format!("../../fixtures/traces/{n}.json.gz")))
+            .collect();
+        let shared = root.join("../../../shared/traces");
+        for n in ["graph", "compiled", "compiled_ro"] {
+            let p = shared.join(format!("{n}.json.gz"));
+            if p.exists() {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Each event's span, found by the cursor.
+    fn spans(doc: &[u8]) -> Vec<(usize, usize)> {
+        let Located::Array { body, .. } = locate_array(doc, true, &Limits::default()) else {
+            panic!("no traceEvents array");
+        };
+        let mut out = Vec::new();
+        let mut pos = body;
+        let mut stack = Vec::new();
+        loop {
+            while matches!(doc.get(pos), Some(b' ' | b'\n' | b'\r' | b'\t' | b',')) {
+                pos += 1;
+            }
+            if doc.get(pos) != Some(&b'{') {
+                return out;
+            }
+            let mut c = Cursor::new(doc, pos);
+            if parse_event(&mut c, &mut stack, ALL).is_err() {
+                return out;
+            }
+            out.push((pos, c.i));
+            pos = c.i;
+        }
+    }
+
+    fn by_parser(doc: &[u8], start: usize, wanted: Wanted) -> (String, usize) {
+        let mut c = Cursor::new(doc, start);
+        let ev = parse_event(&mut c, &mut Vec::new(), wanted);
+        (format!("{ev:?}"), c.i)
+    }
+
+    #[test]
+    fn real_events_read_by_shape_equal_the_parsers_reading() {
+        for path in traces() {
+            let doc = gunzip(&path);
+            let spans = spans(&doc);
+            assert!(
+                spans.len() > 1000,
+                "{}: {} events",
+                path.display(),
+                spans.len()
+            );
+            for wanted in [ALL, ANALYSIS] {
+                let mut shapes = Shapes::default();
+                let mut hits = 0;
+                for &(s, e) in &spans {
+                    match shapes.read(&doc, s, wanted) {
+                        Some((ev, end)) => {
+                            hits += 1;
+                            let got = (format!("{:?}", Ok::<_, ()>(ev)), end);
+                            let want = by_parser(&doc, s, wanted);
+                            assert_eq!(
+                                got,
+                                want,
+                                "{} at {s}: {}",
+                                path.display(),
+                                String::from_utf8_lossy(&doc[s..e])
+                            );
+                        }
+                        None => shapes.learn(&doc, s, e),
+                    }
+                }
+                let rate = hits as f64 / spans.len() as f64;
+                eprintln!("{}: {hits} of {} by shape", path.display(), spans.len());
+                // Every trace has repeated shapes (kernels, launches, flows); the graph
+                // fixture is almost nothing else.
+                assert!(
+                    rate > 0.3,
+                    "{}: only {rate:.2} read by shape",
+                    path.display()
+                );
+                if path.ends_with("graph_under_recorded.json.gz") {
+                    assert!(rate > 0.9, "graph fixture: {rate:.2}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_shape_never_reads_what_the_parser_reads_differently() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let doc = gunzip(&root.join("../../fixtures/traces/train.json.gz"));
+        let spans = spans(&doc);
+        let mut rng = fastrand::Rng::with_seed(5);
+        let alphabet = b" \t\n\"\\{}[]:,0123456789.-+eEtrufalsn\x00\x1f\x80xyzX";
+        let (mut tried, mut read) = (0, 0);
+        // One event of each shape, mutated many ways.
+        for &(s, e) in spans.iter().step_by(97).take(60) {
+            let text = &doc[s..e];
+            let mut shapes = Shapes::default();
+            shapes.learn(text, 0, text.len());
+            if shapes.shapes.is_empty() {
+                continue;
+            }
+            for _ in 0..300 {
+                let mut m = text.to_vec();
+                for _ in 0..rng.usize(1..3) {
+                    let at = rng.usize(0..m.len());
+                    let c = *rng.choice(alphabet).unwrap_or(&b' ');
+                    match rng.u8(0..3) {
+                        0 => m[at] = c,
+                        1 => {
+                            m.remove(at);
+                        }
+                        _ => m.insert(at, c),
+                    }
+                }
+                m.extend_from_slice(b", ");
+                tried += 1;
+                if let Some((ev, end)) = shapes.read(&m, 0, ALL) {
+                    read += 1;
+                    let got = (format!("{:?}", Ok::<_, ()>(ev)), end);
+                    assert_eq!(
+                        got,
+                        by_parser(&m, 0, ALL),
+                        "{}",
+                        String::from_utf8_lossy(&m)
+                    );
+                }
+            }
+        }
+        assert!(read > 1000 && read < tried, "read {read} of {tried}");
+    }
+
+    fn learns(text: &str) -> bool {
+        Shape::learn(text.as_bytes()).is_some()
+    }
+
+    #[test]
+    fn shapes_are_not_learned_where_roles_are_ambiguous() {
+        // The parser reads args with the category seen when it meets them.
+        assert!(!learns(
+            r#"{"cat":"kernel","args":{"grid":[1,2,3]},"cat":"cpu_op"}"#
+        ));
+        // The last duplicate wins, even a literal one.
+        assert!(!learns(r#"{"name":"a","name":null}"#));
+        assert!(!learns(r#"{"args":{"device":0,"device":1}}"#));
+        assert!(!learns(r#"{"args":[1]}"#));
+        assert!(!learns(r#"{"args":1}"#));
+        assert!(!learns(r#"{"na\u006de":"a"}"#));
+        assert!(!learns(r#"{"cat":"cpu_op","args":{"Input Dims":[[1]]}}"#));
+        assert!(learns(r#"{"cat":"kernel","args":{"grid":[1,2,3]}}"#));
+        assert!(learns(r#"{}"#));
+    }
+
+    #[test]
+    fn a_list_that_is_not_three_integers_reads_as_no_dim3() {
+        for (learned, read) in [
+            (
+                r#"{"cat":"kernel","args":{"grid":[1,2]}}"#,
+                r#"{"cat":"kernel","args":{"grid":[7,8]}} "#,
+            ),
+            (
+                r#"{"cat":"kernel","args":{"grid":[1,2,3,4]}}"#,
+                r#"{"cat":"kernel","args":{"grid":[5,6,7,8]}} "#,
+            ),
+            (
+                r#"{"cat":"kernel","args":{"grid":[[1],2,3]}}"#,
+                r#"{"cat":"kernel","args":{"grid":[[4],5,6]}} "#,
+            ),
+            (
+                r#"{"cat":"kernel","args":{"grid":[1,2,3]}}"#,
+                r#"{"cat":"kernel","args":{"grid":[1,2.5,3]}} "#,
+            ),
+            (
+                r#"{"cat":"kernel","args":{"grid":[1,"2",3]}}"#,
+                r#"{"cat":"kernel","args":{"grid":[1,"x",3]}} "#,
+            ),
+        ] {
+            let mut shapes = Shapes::default();
+            shapes.learn(learned.as_bytes(), 0, learned.len());
+            let Some((ev, end)) = shapes.read(read.as_bytes(), 0, ALL) else {
+                panic!("{read} has the shape of {learned}");
+            };
+            let got = (format!("{:?}", Ok::<_, ()>(ev)), end);
+            assert_eq!(got, by_parser(read.as_bytes(), 0, ALL), "{read}");
+        }
+    }
+}
