@@ -3,6 +3,7 @@
 
 use crate::event::{Cat, Dim3, Event, IdVal, Wanted, normalize_dtypes, normalize_shapes};
 use crate::intern::{Interner, Map, Set, StrInterner};
+use crate::json::RawStr;
 use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 
 /// `u32::MAX` marks "none" in the compact id fields.
@@ -211,7 +212,13 @@ impl<'o> Collector<'o> {
     }
 
     pub(crate) fn fold(&mut self, ev: Event<'_>) {
+        self.fold_named(ev, NO_NAME, &mut RegionNames::new(&[]));
+    }
+
+    /// Folds an event whose name the reader numbered (`name_id` in `names`).
+    pub(crate) fn fold_named(&mut self, ev: Event<'_>, name_id: u32, names: &mut RegionNames<'_>) {
         let o = &mut self.out;
+        let mut name_of = |o: &mut Collected| names.resolve(name_id, &ev.name, &mut o.names);
         o.event_total += 1;
         // Name tests run on the raw bytes unless escapes make the text differ.
         let name_bytes: std::borrow::Cow<'_, [u8]> = if ev.name.escaped {
@@ -262,7 +269,7 @@ impl<'o> Collector<'o> {
             Cat::CpuOp => {
                 let step = ev.ph_x && is_profiler_step(&name_bytes);
                 if let Some(ext) = ev.args.external_id {
-                    let name = o.names.intern_raw(&ev.name);
+                    let name = name_of(o);
                     let meta = |o: &mut Collected| meta_id(o, &ev.args);
                     match o.ops.get_mut(&ext) {
                         Some(info) => info.name = name,
@@ -279,7 +286,7 @@ impl<'o> Collector<'o> {
                 if ev.ph_x && (step || annotation_like) {
                     let pid = o.pids.intern(ev.pid.decode().into_owned());
                     let span = Span {
-                        name: o.names.intern_raw(&ev.name),
+                        name: name_of(o),
                         ts: ev.ts,
                         dur: ev.dur,
                         pid,
@@ -293,7 +300,7 @@ impl<'o> Collector<'o> {
             Cat::UserAnnotation => {
                 let pid = o.pids.intern(ev.pid.decode().into_owned());
                 let span = Span {
-                    name: o.names.intern_raw(&ev.name),
+                    name: name_of(o),
                     ts: ev.ts,
                     dur: ev.dur,
                     pid,
@@ -304,7 +311,7 @@ impl<'o> Collector<'o> {
                 o.cpu_spans.push(span);
             }
             Cat::GpuUserAnnotation => {
-                let name = o.names.intern_raw(&ev.name);
+                let name = name_of(o);
                 o.gpu_annotations.push(Span {
                     name,
                     ts: ev.ts,
@@ -324,7 +331,7 @@ impl<'o> Collector<'o> {
                 } else {
                     NONE
                 };
-                let name = o.names.intern_raw(&ev.name);
+                let name = name_of(o);
                 let stream = o
                     .streams
                     .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
@@ -340,6 +347,52 @@ impl<'o> Collector<'o> {
                 ));
             }
             Cat::PythonFunction | Cat::Flow | Cat::Other => {}
+        }
+    }
+}
+
+/// A name the reader did not number.
+pub(crate) const NO_NAME: u32 = u32::MAX;
+
+/// Whether the fold interns the names of events of this category.
+pub(crate) fn names_interned(cat: Cat) -> bool {
+    matches!(
+        cat,
+        Cat::Kernel
+            | Cat::Memcpy
+            | Cat::Memset
+            | Cat::CpuOp
+            | Cat::UserAnnotation
+            | Cat::GpuUserAnnotation
+    )
+}
+
+/// One region's numbered names and their interned ids, resolved on first use so that
+/// ids are still given in order of first sight.
+pub(crate) struct RegionNames<'a> {
+    raw: &'a [&'a [u8]],
+    ids: Vec<u32>,
+}
+
+impl<'a> RegionNames<'a> {
+    pub(crate) fn new(raw: &'a [&'a [u8]]) -> RegionNames<'a> {
+        RegionNames {
+            raw,
+            ids: vec![NO_NAME; raw.len()],
+        }
+    }
+
+    fn resolve(&mut self, id: u32, name: &RawStr<'_>, interner: &mut StrInterner) -> u32 {
+        match (self.ids.get_mut(id as usize), self.raw.get(id as usize)) {
+            (Some(slot), Some(_)) if *slot != NO_NAME => *slot,
+            (Some(slot), Some(raw)) => {
+                *slot = interner.intern_raw(&RawStr {
+                    raw,
+                    escaped: false,
+                });
+                *slot
+            }
+            _ => interner.intern_raw(name),
         }
     }
 }

@@ -9,7 +9,8 @@ use std::sync::mpsc::{Receiver, sync_channel};
 
 use flate2::read::MultiGzDecoder;
 
-use crate::collect::Collector;
+use crate::collect::{Collector, NO_NAME, RegionNames, names_interned};
+use crate::intern::Map;
 use crate::error::TraceError;
 use crate::event::{Event, Wanted};
 use crate::options::Limits;
@@ -337,6 +338,11 @@ fn read_bytes(
 struct Region<'a> {
     /// The events analysis uses; the others are only counted.
     events: Vec<Event<'a>>,
+    /// Per event: its name's number in `names`, or `NO_NAME`.
+    name_ids: Vec<u32>,
+    /// The distinct names of the region's events, numbered by the worker (in parallel,
+    /// while the bytes are in its cache) so the fold interns each once per region.
+    names: Vec<&'a [u8]>,
     /// Every event read, used or not.
     count: u64,
     /// Problems with the number of events this region had yielded before each.
@@ -358,6 +364,8 @@ fn scan_region<'a>(
     let mut stack = Vec::new();
     let mut r = Region {
         events: Vec::new(),
+        name_ids: Vec::new(),
+        names: Vec::new(),
         count: 0,
         problems: Vec::new(),
         next: start,
@@ -365,6 +373,7 @@ fn scan_region<'a>(
     };
     let mut pos = start;
     let mut fast = scan::Fast::new();
+    let mut numbered: Map<&'a [u8], u32> = Map::default();
     loop {
         while pos < buf.len() && matches!(buf[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
             pos += 1;
@@ -378,6 +387,17 @@ fn scan_region<'a>(
             Step::Event(ev) => {
                 r.count += 1;
                 if let Some(ev) = ev {
+                    let id = if ev.name.escaped || !names_interned(ev.cat) {
+                        NO_NAME
+                    } else {
+                        let next = r.names.len() as u32;
+                        let id = *numbered.entry(ev.name.raw).or_insert(next);
+                        if id == next {
+                            r.names.push(ev.name.raw);
+                        }
+                        id
+                    };
+                    r.name_ids.push(id);
                     r.events.push(ev);
                 }
             }
@@ -405,8 +425,9 @@ fn apply_region(r: Region<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog
     for (n, p) in &r.problems {
         log.push(p, base + n);
     }
-    for ev in r.events {
-        collector.fold(ev);
+    let mut names = RegionNames::new(&r.names);
+    for (ev, id) in r.events.into_iter().zip(r.name_ids) {
+        collector.fold_named(ev, id, &mut names);
     }
     collector.out.event_total = base + r.count;
 }
