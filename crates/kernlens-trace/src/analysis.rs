@@ -133,25 +133,6 @@ pub(crate) fn build(
             .filter(move |r| r.kind == GpuKind::Kernel && win.is_none_or(|w| w.contains(r.ts)))
             .map(|r| (r, rows::resolve(&c, set, r)))
     };
-    let (attribution, kernels, ops) = rows::rows(&c, kept_kernels(), opts.top_k);
-    let launch_recs: Option<Vec<LaunchRec>> = opts.emit_launches.then(|| {
-        let mut recs: Vec<LaunchRec> = kept_kernels()
-            .map(|(r, res)| LaunchRec {
-                name: r.name,
-                op: match res.bucket {
-                    Bucket::Op(id) => id,
-                    _ => NONE,
-                },
-                meta: res.meta,
-                ts: r.ts,
-                dur: r.dur,
-                corr: r.corr(),
-            })
-            .collect();
-        // Stable: ties keep file order.
-        recs.sort_by_key(|r| r.ts);
-        recs
-    });
     let extra: Vec<String> = opts
         .extra_comm_patterns
         .iter()
@@ -164,15 +145,51 @@ pub(crate) fn build(
                 || extra.iter().any(|p| lower.contains(p.as_str()))
         })
         .collect();
-    // From here on time order: both sweeps walk the records sorted in place.
-    let mut c = c;
-    let mut gpu = std::mem::take(&mut c.gpu);
-    overlap::sort_by_time(&mut gpu);
-    let timeline = timeline::timeline(&gpu, win, &|id| {
-        comm_flags.get(id as usize).copied().unwrap_or(false)
-    });
-    let stream_overlap = overlap::stream_overlap(&c, &gpu);
-    drop(gpu);
+    // The rows read the records in file order, the sweeps in time order: on two threads
+    // when the caller allows more than one, over the same records.
+    let by_file_order = || {
+        let rows = rows::rows(&c, kept_kernels(), opts.top_k);
+        let launch_recs: Option<Vec<LaunchRec>> = opts.emit_launches.then(|| {
+            let mut recs: Vec<LaunchRec> = kept_kernels()
+                .map(|(r, res)| LaunchRec {
+                    name: r.name,
+                    op: match res.bucket {
+                        Bucket::Op(id) => id,
+                        _ => NONE,
+                    },
+                    meta: res.meta,
+                    ts: r.ts,
+                    dur: r.dur,
+                    corr: r.corr(),
+                })
+                .collect();
+            // Stable: ties keep file order.
+            recs.sort_by_key(|r| r.ts);
+            recs
+        });
+        (rows, launch_recs)
+    };
+    let by_time = || {
+        let order = overlap::time_order(&c.gpu);
+        let sorted = || order.iter().filter_map(|&i| c.gpu.get(i));
+        let timeline = timeline::timeline(sorted(), win, &|id| {
+            comm_flags.get(id as usize).copied().unwrap_or(false)
+        });
+        (timeline, overlap::stream_overlap(&c, sorted()))
+    };
+    let (((attribution, kernels, ops), launch_recs), (timeline, stream_overlap)) =
+        if opts.threads == Some(1) {
+            (by_file_order(), by_time())
+        } else {
+            std::thread::scope(|s| {
+                let t = s.spawn(by_time);
+                let f = by_file_order();
+                match t.join() {
+                    Ok(t) => (f, t),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            })
+        };
     let window = chosen.map(|ch| {
         let explicit = ch.method == "explicit";
         SteadyWindow {

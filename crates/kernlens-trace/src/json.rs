@@ -549,6 +549,16 @@ impl<'a> Value<'a> {
 #[inline(always)]
 pub(crate) fn number_end(b: &[u8], p: usize) -> Option<usize> {
     let digits_from = |mut i: usize| {
+        // Eight bytes at a time while they are all digits (timestamps have 13 or more).
+        while let Some(w) = b.get(i..i + 8) {
+            let n = leading_digits(u64::from_le_bytes([
+                w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7],
+            ]));
+            i += n;
+            if n < 8 {
+                return i;
+            }
+        }
         while b.get(i).is_some_and(u8::is_ascii_digit) {
             i += 1;
         }
@@ -579,6 +589,20 @@ pub(crate) fn number_end(b: &[u8], p: usize) -> Option<usize> {
         i = e;
     }
     Some(i)
+}
+
+/// How many of the eight bytes of `w` (first byte lowest) are ASCII digits before the
+/// first that is not.
+#[inline(always)]
+fn leading_digits(w: u64) -> usize {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    const SIXES: u64 = 0x0606_0606_0606_0606;
+    // A byte is a digit when its high nibble is 3 and stays 3 after adding 6. A carry
+    // out of a byte (only from 0xfa..=0xff, not digits) moves into a later byte: the
+    // count up to the first non-digit is unaffected.
+    let not_digit = ((w & HIGH) ^ THREES) | ((w.wrapping_add(SIXES) & HIGH) ^ THREES);
+    (not_digit.trailing_zeros() / 8) as usize
 }
 
 /// Parses a JSON integer literal; fractions, exponents and overflow are not integers.
@@ -644,6 +668,49 @@ mod tests {
         let mut c = Cursor::new(br#""a\u00e9\ud83d\ude00\n\ud800x" "#, 0);
         let s = c.string().map(|s| s.decode().into_owned());
         assert_eq!(s.as_deref(), Ok("a\u{e9}\u{1F600}\n\u{FFFD}x"));
+    }
+
+    #[test]
+    fn leading_digits_counts_like_the_byte_test() {
+        // Every split point, with the bytes either side of the digit range and those whose
+        // +6 carries out of the byte after it; the rest filled by a small LCG.
+        let edges = [
+            0u8, b' ', b'/', b':', b'.', b'e', 0x7f, 0x80, 0xf9, 0xfa, 0xff,
+        ];
+        let mut x: u32 = 1;
+        let mut next = || {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (x >> 16) as u8
+        };
+        for k in 0..=8 {
+            for &stop in &edges {
+                for _ in 0..64 {
+                    let mut w = [0u8; 8];
+                    for (i, b) in w.iter_mut().enumerate() {
+                        *b = match i.cmp(&k) {
+                            std::cmp::Ordering::Less => b'0' + next() % 10,
+                            std::cmp::Ordering::Equal => stop,
+                            std::cmp::Ordering::Greater => next(),
+                        };
+                    }
+                    let want = w.iter().take_while(|c| c.is_ascii_digit()).count();
+                    assert_eq!(leading_digits(u64::from_le_bytes(w)), want, "{w:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn number_end_follows_the_grammar() {
+        let end = |s: &str| number_end(s.as_bytes(), 0);
+        assert_eq!(end("5161116323696.891,"), Some(17));
+        assert_eq!(end("12345678901234567890 "), Some(20));
+        assert_eq!(end("-0.5e-3]"), Some(7));
+        assert_eq!(end("0123"), Some(1));
+        assert_eq!(end("1."), None);
+        assert_eq!(end("1e"), None);
+        assert_eq!(end("-"), None);
+        assert_eq!(end(".5"), None);
     }
 
     #[test]

@@ -36,7 +36,10 @@ struct StreamAcc {
 
 /// The worst overlapping stream over the whole trace, if any qualifies. `sorted` is every
 /// GPU event ordered by `(ts, end)`.
-pub(crate) fn stream_overlap(c: &Collected, sorted: &[GpuRec]) -> Option<StreamOverlap> {
+pub(crate) fn stream_overlap<'r>(
+    c: &Collected,
+    sorted: impl Iterator<Item = &'r GpuRec>,
+) -> Option<StreamOverlap> {
     let mut streams: Map<u32, StreamAcc> = Map::default();
     for r in sorted {
         let end = r.ts.saturating_add(r.dur);
@@ -114,7 +117,14 @@ pub(crate) fn stream_overlap(c: &Collected, sorted: &[GpuRec]) -> Option<StreamO
     })
 }
 
-/// Sorts GPU events by `(ts, end)`, the order both sweeps need.
-pub(crate) fn sort_by_time(gpu: &mut [GpuRec]) {
-    gpu.sort_unstable_by_key(|r| (r.ts, r.ts.saturating_add(r.dur)));
+/// The GPU events' indices ordered by `(ts, end)`, the order both sweeps need (ties in
+/// file order). Indices rather than the records: the records stay in file order for the
+/// rows, which are built at the same time on another thread.
+pub(crate) fn time_order(gpu: &[GpuRec]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..gpu.len()).collect();
+    order.sort_unstable_by_key(|&i| {
+        let r = &gpu[i];
+        (r.ts, r.ts.saturating_add(r.dur), i)
+    });
+    order
 }

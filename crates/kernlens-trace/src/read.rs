@@ -10,9 +10,9 @@ use std::sync::mpsc::{Receiver, sync_channel};
 use flate2::read::MultiGzDecoder;
 
 use crate::collect::{Collector, NO_NAME, RegionNames, names_interned};
-use crate::intern::Map;
 use crate::error::TraceError;
 use crate::event::{Event, Wanted};
+use crate::intern::Map;
 use crate::options::Limits;
 use crate::scan::{self, ErrorLog, Located, Problem, Step};
 use crate::source::{Input, TraceSource};

@@ -32,10 +32,11 @@ enum Kind {
     Num,
 }
 
-/// Which member a value is.
+/// Which member a value is; the discriminant indexes [`Found::vals`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 enum Role {
-    None,
+    None = 0,
     Ph,
     Cat,
     Name,
@@ -47,10 +48,36 @@ enum Role {
     Correlation,
     ExternalId,
     Device,
-    Grid(u8),
-    Block(u8),
+    Grid0,
+    Grid1,
+    Grid2,
+    Block0,
+    Block1,
+    Block2,
     KernelFile,
     KernelBackend,
+}
+
+/// How many roles there are.
+const ROLES: usize = Role::KernelBackend as usize + 1;
+
+impl Role {
+    /// The role of element `i` of a `grid` (or `block`) list, if it can be one.
+    fn dim(block: bool, i: usize) -> Role {
+        match (block, i) {
+            (false, 0) => Role::Grid0,
+            (false, 1) => Role::Grid1,
+            (false, 2) => Role::Grid2,
+            (true, 0) => Role::Block0,
+            (true, 1) => Role::Block1,
+            (true, 2) => Role::Block2,
+            _ => Role::None,
+        }
+    }
+
+    fn is_dim(self) -> bool {
+        (Role::Grid0 as u8..=Role::Block2 as u8).contains(&(self as u8))
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -83,17 +110,19 @@ pub(crate) struct Shapes {
     misses: u64,
 }
 
-/// The members read from an event by role, before the category's filter.
-#[derive(Default)]
+/// The values read from an event, by role (slot 0 takes the values no one reads), before
+/// the category's filter. An array rather than named fields: storing a value is then one
+/// indexed write, not a branch per role.
 struct Found<'a> {
-    top: Top<'a>,
-    correlation: Option<&'a [u8]>,
-    external_id: Option<&'a [u8]>,
-    device: Option<&'a [u8]>,
-    grid: [Option<&'a [u8]>; 3],
-    block: [Option<&'a [u8]>; 3],
-    kernel_file: Option<RawStr<'a>>,
-    kernel_backend: Option<RawStr<'a>>,
+    vals: [Option<Scalar<'a>>; ROLES],
+}
+
+impl Default for Found<'_> {
+    fn default() -> Self {
+        Found {
+            vals: [None; ROLES],
+        }
+    }
 }
 
 impl Shapes {
@@ -108,6 +137,7 @@ impl Shapes {
     ) -> Option<(Option<Event<'a>>, usize)> {
         let guess = self.next.get(self.last).copied().unwrap_or(0);
         let n = self.shapes.len();
+        let mut found = Found::default();
         for i in 0..n {
             let k = if i == 0 {
                 guess
@@ -119,14 +149,16 @@ impl Shapes {
             let Some(shape) = self.shapes.get(k) else {
                 continue;
             };
-            if let Some((found, end)) = shape.read(buf, start) {
-                if let Some(slot) = self.next.get_mut(self.last) {
-                    *slot = k;
-                }
-                self.last = k;
-                self.hits += 1;
-                return Some((found.event(wanted), end));
+            let Some(end) = shape.read(buf, start, &mut found) else {
+                found = Found::default();
+                continue;
+            };
+            if let Some(slot) = self.next.get_mut(self.last) {
+                *slot = k;
             }
+            self.last = k;
+            self.hits += 1;
+            return Some((found.event(wanted), end));
         }
         None
     }
@@ -165,58 +197,81 @@ impl Shapes {
 
 impl<'a> Found<'a> {
     fn event(self, wanted: Wanted) -> Option<Event<'a>> {
-        let cat = Cat::from_raw(match self.top.cat_raw {
-            Some(Value::Scalar(Scalar::Str(s))) => Some(s),
+        let v = &self.vals;
+        let value = |r: Role| v[r as usize].map(Value::Scalar);
+        let top = Top {
+            ph: value(Role::Ph),
+            cat_raw: value(Role::Cat),
+            name: value(Role::Name),
+            pid: value(Role::Pid),
+            tid: value(Role::Tid),
+            ts: value(Role::Ts),
+            dur: value(Role::Dur),
+            id: value(Role::Id),
+        };
+        let cat = Cat::from_raw(match v[Role::Cat as usize] {
+            Some(Scalar::Str(s)) => Some(s),
             _ => None,
         });
-        if !keeps(cat, &self.top, wanted) {
+        if !keeps(cat, &top, wanted) {
             return None;
         }
-        let int = |t: Option<&[u8]>| t.and_then(parse_int);
-        let dim3 = |d: [Option<&[u8]>; 3]| -> Option<[i64; 3]> {
-            Some([int(d[0])?, int(d[1])?, int(d[2])?])
+        let int = |r: Role| match v[r as usize] {
+            Some(Scalar::Num(t)) => parse_int(t),
+            _ => None,
         };
+        let string = |r: Role| match v[r as usize] {
+            Some(Scalar::Str(s)) => Some(s),
+            _ => None,
+        };
+        let dim3 =
+            |r: [Role; 3]| -> Option<[i64; 3]> { Some([int(r[0])?, int(r[1])?, int(r[2])?]) };
         // The category's filter, as the parser applies it to `args`.
         let args = if matches!(cat, Cat::Other | Cat::Flow) {
             Args::default()
         } else {
+            let kernel = cat == Cat::Kernel;
+            let cpu_op = cat == Cat::CpuOp;
             Args {
-                correlation: int(self.correlation),
-                external_id: int(self.external_id),
-                device: if cat.is_gpu() { int(self.device) } else { None },
-                grid: if cat == Cat::Kernel {
-                    dim3(self.grid)
+                correlation: int(Role::Correlation),
+                external_id: int(Role::ExternalId),
+                device: if cat.is_gpu() {
+                    int(Role::Device)
                 } else {
                     None
                 },
-                block: if cat == Cat::Kernel {
-                    dim3(self.block)
+                grid: if kernel {
+                    dim3([Role::Grid0, Role::Grid1, Role::Grid2])
+                } else {
+                    None
+                },
+                block: if kernel {
+                    dim3([Role::Block0, Role::Block1, Role::Block2])
                 } else {
                     None
                 },
                 input_dims: None,
                 input_type: None,
-                kernel_file: if cat == Cat::CpuOp {
-                    self.kernel_file
+                kernel_file: if cpu_op {
+                    string(Role::KernelFile)
                 } else {
                     None
                 },
-                kernel_backend: if cat == Cat::CpuOp {
-                    self.kernel_backend
+                kernel_backend: if cpu_op {
+                    string(Role::KernelBackend)
                 } else {
                     None
                 },
             }
         };
-        Some(assemble(&self.top, cat, args))
+        Some(assemble(&top, cat, args))
     }
 }
 
 impl Shape {
     /// Reads `buf` at `start` against this shape.
     #[inline]
-    fn read<'a>(&self, buf: &'a [u8], start: usize) -> Option<(Found<'a>, usize)> {
-        let mut found = Found::default();
+    fn read<'a>(&self, buf: &'a [u8], start: usize, found: &mut Found<'a>) -> Option<usize> {
         let mut p = start;
         let mut f = 0;
         for slot in &self.slots {
@@ -245,13 +300,13 @@ impl Shape {
                     Scalar::Num(t)
                 }
             };
-            found.set(slot.role, v);
+            found.vals[slot.role as usize] = Some(v);
         }
         let n = self.fixed.len() - f;
         if !same(buf.get(p..p + n)?, self.fixed.get(f..)?) {
             return None;
         }
-        Some((found, p + n))
+        Some(p + n)
     }
 
     /// The shape of a valid event, or None when it cannot be read by role.
@@ -268,39 +323,6 @@ impl Shape {
             fixed: l.fixed,
             slots: l.slots,
         })
-    }
-}
-
-impl<'a> Found<'a> {
-    #[inline(always)]
-    fn set(&mut self, role: Role, v: Scalar<'a>) {
-        let num = match v {
-            Scalar::Num(t) => Some(t),
-            _ => None,
-        };
-        let s = match v {
-            Scalar::Str(s) => Some(s),
-            _ => None,
-        };
-        let val = Some(Value::Scalar(v));
-        match role {
-            Role::None => {}
-            Role::Ph => self.top.ph = val,
-            Role::Cat => self.top.cat_raw = val,
-            Role::Name => self.top.name = val,
-            Role::Pid => self.top.pid = val,
-            Role::Tid => self.top.tid = val,
-            Role::Ts => self.top.ts = val,
-            Role::Dur => self.top.dur = val,
-            Role::Id => self.top.id = val,
-            Role::Correlation => self.correlation = num,
-            Role::ExternalId => self.external_id = num,
-            Role::Device => self.device = num,
-            Role::Grid(i) => self.grid[usize::from(i)] = num,
-            Role::Block(i) => self.block[usize::from(i)] = num,
-            Role::KernelFile => self.kernel_file = s,
-            Role::KernelBackend => self.kernel_backend = s,
-        }
     }
 }
 
@@ -357,9 +379,9 @@ impl Learner<'_> {
                 }
                 member_role(place, key.raw)?
             } else {
-                let role = match (place, count) {
-                    (Place::Grid, i @ 0..=2) => Role::Grid(i as u8),
-                    (Place::Block, i @ 0..=2) => Role::Block(i as u8),
+                let role = match place {
+                    Place::Grid => Role::dim(false, count),
+                    Place::Block => Role::dim(true, count),
                     _ => Role::None,
                 };
                 (role, Place::Elsewhere)
@@ -376,7 +398,7 @@ impl Learner<'_> {
                             return None;
                         }
                     }
-                    if matches!(role, Role::Grid(_) | Role::Block(_))
+                    if role.is_dim()
                         && let Some(top) = open.last_mut()
                     {
                         top.3 = false;
@@ -416,7 +438,7 @@ impl Learner<'_> {
                         }
                         // Literals stay in the fixed bytes.
                         Scalar::Null | Scalar::Other => {
-                            if matches!(role, Role::Grid(_) | Role::Block(_))
+                            if role.is_dim()
                                 && let Some(top) = open.last_mut()
                             {
                                 top.3 = false;
@@ -501,13 +523,24 @@ fn same(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     let word = |s: &[u8], at: usize| -> u64 {
-        match s.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-            Some(w) => u64::from_le_bytes(w),
+        match s.get(at..at + 8) {
+            Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
+            None => 0,
+        }
+    };
+    let half = |s: &[u8], at: usize| -> u32 {
+        match s.get(at..at + 4) {
+            Some(w) => u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
             None => 0,
         }
     };
     if n < 8 {
-        return a == b;
+        // Two overlapping loads cover 4..=7 bytes; shorter runs go byte by byte.
+        return if n >= 4 {
+            half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4)
+        } else {
+            a.iter().zip(b).all(|(x, y)| x == y)
+        };
     }
     let mut i = 0;
     while i + 8 <= n {
@@ -690,6 +723,21 @@ mod tests {
 
     fn learns(text: &str) -> bool {
         Shape::learn(text.as_bytes()).is_some()
+    }
+
+    #[test]
+    fn same_compares_every_byte_at_every_length() {
+        let mut rng = fastrand::Rng::with_seed(9);
+        for n in 0..40 {
+            let a: Vec<u8> = (0..n).map(|_| rng.u8(..)).collect();
+            assert!(same(&a, &a));
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 1 << rng.u8(0..8);
+                assert!(!same(&a, &b), "length {n}, byte {at}");
+            }
+        }
+        assert!(!same(b"ab", b"abc"));
     }
 
     #[test]

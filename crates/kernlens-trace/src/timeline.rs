@@ -60,8 +60,8 @@ struct DeviceAcc {
 
 /// Builds the timeline from GPU events sorted by `ts`. Only events the window keeps
 /// count; `is_comm` says whether a kernel name id is communication.
-pub(crate) fn timeline(
-    sorted: &[GpuRec],
+pub(crate) fn timeline<'r>(
+    sorted: impl Iterator<Item = &'r GpuRec>,
     window: Option<TimeWindow>,
     is_comm: &dyn Fn(u32) -> bool,
 ) -> Timeline {
@@ -74,10 +74,7 @@ pub(crate) fn timeline(
     let (mut memcpy_sum, mut kernel_sum) = (0i64, 0i64);
     let (mut min_ts, mut max_end) = (i64::MAX, i64::MIN);
     let mut by_device: Map<Option<i64>, DeviceAcc> = Map::default();
-    for r in sorted
-        .iter()
-        .filter(|r| window.is_none_or(|w| w.contains(r.ts)))
-    {
+    for r in sorted.filter(|r| window.is_none_or(|w| w.contains(r.ts))) {
         let end = r.ts.saturating_add(r.dur);
         min_ts = min_ts.min(r.ts);
         max_end = max_end.max(end);
