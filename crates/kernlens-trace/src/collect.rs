@@ -1,7 +1,7 @@
 //! The sequential fold: parsed events (in file order) become compact records, link maps
 //! and interned names. Nothing here looks at an event twice.
 
-use crate::event::{Cat, Dim3, Event, IdVal, Wanted, normalize_dtypes, normalize_shapes};
+use crate::event::{Cat, Dim3, Event, IdRaw, IdVal, Wanted, normalize_dtypes, normalize_shapes};
 use crate::intern::{Interner, Map, Set, StrInterner};
 use crate::json::RawStr;
 use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
@@ -215,6 +215,48 @@ impl<'o> Collector<'o> {
         self.fold_named(ev, NO_NAME, &mut RegionNames::new(&[]));
     }
 
+    /// Whether the reader may digest GPU events itself ([`Digest`]): not when an observer
+    /// must see every event as it is folded.
+    pub(crate) fn digests(&self) -> bool {
+        self.observer.is_none()
+    }
+
+    /// Folds a GPU record the reader digested: its name, stream and geometry are the
+    /// region's numbers, resolved here in file order.
+    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) {
+        let o = &mut self.out;
+        o.event_total += 1;
+        let g = rec.geometry as usize;
+        let geometry = match (d.geometries.get(g), d.geometry_ids.get_mut(g)) {
+            (Some(_), Some(id)) if *id != NONE => *id,
+            (Some(key), Some(id)) => {
+                *id = o.geometries.intern(*key);
+                *id
+            }
+            _ => NONE,
+        };
+        let name = d.names.resolve(rec.name, &EMPTY, &mut o.names);
+        let stream = match (
+            d.streams.get(rec.stream as usize),
+            d.stream_ids.get_mut(rec.stream as usize),
+        ) {
+            (Some(_), Some(id)) if *id != NONE => *id,
+            (Some((pid, tid)), Some(id)) => {
+                *id = o
+                    .streams
+                    .intern((pid.decode().into_owned(), tid.decode().into_owned()));
+                *id
+            }
+            _ => NONE,
+        };
+        o.gpu.push(GpuRec {
+            name,
+            stream,
+            geometry,
+            ..rec
+        });
+    }
+
     /// Folds an event whose name the reader numbered (`name_id` in `names`).
     pub(crate) fn fold_named(&mut self, ev: Event<'_>, name_id: u32, names: &mut RegionNames<'_>) {
         let o = &mut self.out;
@@ -393,6 +435,87 @@ impl<'a> RegionNames<'a> {
                 *slot
             }
             _ => interner.intern_raw(name),
+        }
+    }
+}
+
+const EMPTY: RawStr<'static> = RawStr {
+    raw: b"",
+    escaped: false,
+};
+
+/// A region's GPU events digested by the worker that read it: records with the region's
+/// own numbers for names, streams and geometries (hashing done in parallel, while the
+/// bytes are in that core's cache), a fraction of the size of the events.
+#[derive(Default)]
+pub(crate) struct Digest<'a> {
+    pub(crate) recs: Vec<GpuRec>,
+    pub(crate) streams: Vec<(IdRaw<'a>, IdRaw<'a>)>,
+    pub(crate) geometries: Vec<(Option<Dim3>, Option<Dim3>)>,
+    stream_ids: Map<(IdRaw<'a>, IdRaw<'a>), u32>,
+    geometry_ids: Map<(Option<Dim3>, Option<Dim3>), u32>,
+}
+
+impl<'a> Digest<'a> {
+    /// Digests a kept GPU event whose name the worker numbered `name`; gives it back
+    /// when it is not one to digest.
+    pub(crate) fn take(&mut self, ev: Event<'a>, name: u32) -> Option<Event<'a>> {
+        if !ev.cat.is_gpu() || name == NO_NAME {
+            return Some(ev);
+        }
+        let kind = if ev.cat == Cat::Kernel {
+            GpuKind::Kernel
+        } else {
+            GpuKind::Memcpy
+        };
+        let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
+            let key = (ev.args.grid, ev.args.block);
+            let next = self.geometries.len() as u32;
+            let id = *self.geometry_ids.entry(key).or_insert(next);
+            if id == next {
+                self.geometries.push(key);
+            }
+            id
+        } else {
+            NONE
+        };
+        let key = (ev.pid, ev.tid);
+        let next = self.streams.len() as u32;
+        let stream = *self.stream_ids.entry(key).or_insert(next);
+        if stream == next {
+            self.streams.push(key);
+        }
+        self.recs.push(GpuRec::new(
+            ev.ts,
+            ev.dur,
+            ev.args.correlation,
+            ev.args.device.or(ev.pid.as_int()),
+            name,
+            stream,
+            geometry,
+            kind,
+        ));
+        None
+    }
+}
+
+/// What the fold needs to turn a region's numbers into interned ids.
+pub(crate) struct Resolve<'r, 'a> {
+    pub(crate) names: &'r mut RegionNames<'a>,
+    streams: &'r [(IdRaw<'a>, IdRaw<'a>)],
+    stream_ids: Vec<u32>,
+    geometries: &'r [(Option<Dim3>, Option<Dim3>)],
+    geometry_ids: Vec<u32>,
+}
+
+impl<'r, 'a> Resolve<'r, 'a> {
+    pub(crate) fn new(names: &'r mut RegionNames<'a>, d: &'r Digest<'a>) -> Self {
+        Resolve {
+            names,
+            streams: &d.streams,
+            stream_ids: vec![NONE; d.streams.len()],
+            geometries: &d.geometries,
+            geometry_ids: vec![NONE; d.geometries.len()],
         }
     }
 }

@@ -70,7 +70,7 @@ impl<'a> IdVal<'a> {
 }
 
 /// A `pid`/`tid` as read, its string not yet decoded (decoding waits for the fold).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum IdRaw<'a> {
     Int(i64),
     Str(RawStr<'a>),

@@ -87,4 +87,8 @@ impl<T: Hash + Eq + Clone> Interner<T> {
     pub(crate) fn get(&self, id: u32) -> Option<&T> {
         self.values.get(id as usize)
     }
+
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
 }

@@ -17,7 +17,8 @@ pub(crate) enum JsonError {
 }
 
 /// A JSON string as it appears in the input, quotes removed, escapes not yet decoded.
-#[derive(Debug, Clone, Copy)]
+/// Equal when spelled the same (two spellings may still decode to one string).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct RawStr<'a> {
     pub(crate) raw: &'a [u8],
     pub(crate) escaped: bool,

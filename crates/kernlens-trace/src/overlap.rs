@@ -1,9 +1,8 @@
 //! Stream duration sanity: a stream whose recorded durations overlap is a profiler
 //! artefact (one corrupt duration can swallow a trace's idle time) (trace.md §14).
 
-use crate::collect::{Collected, GpuRec};
+use crate::collect::{Collected, GpuRec, NONE};
 use crate::event::IdVal;
-use crate::intern::Map;
 use crate::report::{StreamId, StreamOverlap, ratio, us};
 
 const MIN_OVERLAP_NS: i64 = 1_000;
@@ -40,10 +39,17 @@ pub(crate) fn stream_overlap<'r>(
     c: &Collected,
     sorted: impl Iterator<Item = &'r GpuRec>,
 ) -> Option<StreamOverlap> {
-    let mut streams: Map<u32, StreamAcc> = Map::default();
+    // Stream ids are dense (interned in order), so the accumulators are a vector; an id
+    // past the interned ones (none in practice) shares the last slot rather than growing
+    // it without bound.
+    let n = c.streams.len();
+    let mut streams: Vec<StreamAcc> = Vec::new();
+    streams.resize_with(n + 1, StreamAcc::default);
     for r in sorted {
         let end = r.ts.saturating_add(r.dur);
-        let s = streams.entry(r.stream).or_default();
+        let Some(s) = streams.get_mut((r.stream as usize).min(n)) else {
+            continue;
+        };
         if s.events == 0 {
             s.first_ts = r.ts;
             s.last_end = end;
@@ -75,12 +81,10 @@ pub(crate) fn stream_overlap<'r>(
         }
         s.prev = Some((r.ts, end, r.name));
     }
-    let mut ids: Vec<u32> = streams.keys().copied().collect();
-    // Deterministic choice among equal excesses: the first stream seen.
-    ids.sort_unstable();
+    // Deterministic choice among equal excesses: the lowest stream id.
     let mut best: Option<(u32, &StreamAcc)> = None;
-    for id in ids {
-        let Some(s) = streams.get(&id) else { continue };
+    for (id, s) in streams.iter().enumerate() {
+        let id = if id == n { NONE } else { id as u32 };
         let qualifies = s.events >= 2
             && s.device > 0
             && s.count > 0

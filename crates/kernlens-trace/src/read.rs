@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, sync_channel};
 
 use flate2::read::MultiGzDecoder;
 
-use crate::collect::{Collector, NO_NAME, RegionNames, names_interned};
+use crate::collect::{Collector, Digest, NO_NAME, RegionNames, Resolve, names_interned};
 use crate::error::TraceError;
 use crate::event::{Event, Wanted};
 use crate::intern::Map;
@@ -314,7 +314,10 @@ fn read_bytes(
         Located::NeedMore => return None,
     };
     let (start, provenance) = body;
-    let wanted = collector.wanted();
+    let wanted = Ask {
+        wanted: collector.wanted(),
+        digest: collector.digests(),
+    };
     let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
     if threads == 1 || buf.len() - start < 2 * region {
         let r = scan_region(buf, start, usize::MAX, limits, wanted);
@@ -338,6 +341,11 @@ fn read_bytes(
 struct Region<'a> {
     /// The events analysis uses; the others are only counted.
     events: Vec<Event<'a>>,
+    /// The GPU events the worker digested itself.
+    digest: Digest<'a>,
+    /// Per kept event, in file order: whether it is the next digested record (else the
+    /// next of `events`).
+    digested: Vec<bool>,
     /// Per event: its name's number in `names`, or `NO_NAME`.
     name_ids: Vec<u32>,
     /// The distinct names of the region's events, numbered by the worker (in parallel,
@@ -353,17 +361,28 @@ struct Region<'a> {
     ended: bool,
 }
 
+/// What a region's worker is asked for: which events, and whether it may digest GPU
+/// events into records itself (not when an observer must see them).
+#[derive(Clone, Copy)]
+struct Ask {
+    wanted: Wanted,
+    digest: bool,
+}
+
 /// Scans elements from `start` until the next element would start at or after `stop_at`.
 fn scan_region<'a>(
     buf: &'a [u8],
     start: usize,
     stop_at: usize,
     limits: &Limits,
-    wanted: Wanted,
+    ask: Ask,
 ) -> Region<'a> {
+    let (wanted, digest) = (ask.wanted, ask.digest);
     let mut stack = Vec::new();
     let mut r = Region {
         events: Vec::new(),
+        digest: Digest::default(),
+        digested: Vec::new(),
         name_ids: Vec::new(),
         names: Vec::new(),
         count: 0,
@@ -397,8 +416,16 @@ fn scan_region<'a>(
                         }
                         id
                     };
-                    r.name_ids.push(id);
-                    r.events.push(ev);
+                    let ev = if digest {
+                        r.digest.take(ev, id)
+                    } else {
+                        Some(ev)
+                    };
+                    r.digested.push(ev.is_none());
+                    if let Some(ev) = ev {
+                        r.name_ids.push(id);
+                        r.events.push(ev);
+                    }
                 }
             }
             Step::Problem(p) => r.problems.push((n, p)),
@@ -426,8 +453,17 @@ fn apply_region(r: Region<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog
         log.push(p, base + n);
     }
     let mut names = RegionNames::new(&r.names);
-    for (ev, id) in r.events.into_iter().zip(r.name_ids) {
-        collector.fold_named(ev, id, &mut names);
+    let mut resolve = Resolve::new(&mut names, &r.digest);
+    let mut events = r.events.into_iter().zip(r.name_ids);
+    let mut recs = r.digest.recs.iter();
+    for digested in r.digested {
+        if digested {
+            if let Some(&rec) = recs.next() {
+                collector.fold_gpu(rec, &mut resolve);
+            }
+        } else if let Some((ev, id)) = events.next() {
+            collector.fold_named(ev, id, resolve.names);
+        }
     }
     collector.out.event_total = base + r.count;
 }
@@ -441,7 +477,7 @@ fn read_parallel(
     start: usize,
     region: usize,
     limits: &Limits,
-    wanted: Wanted,
+    wanted: Ask,
     threads: usize,
     pool: &rayon::ThreadPool,
     prefault: Prefault<'_>,

@@ -73,7 +73,11 @@ pub(crate) fn timeline<'r>(
     );
     let (mut memcpy_sum, mut kernel_sum) = (0i64, 0i64);
     let (mut min_ts, mut max_end) = (i64::MAX, i64::MIN);
-    let mut by_device: Map<Option<i64>, DeviceAcc> = Map::default();
+    // Devices by first sight, with the last one looked up remembered: records come in
+    // long runs from one device, so most need no hash.
+    let mut slots: Map<Option<i64>, usize> = Map::default();
+    let mut accs: Vec<(Option<i64>, DeviceAcc)> = Vec::new();
+    let mut last: Option<(Option<i64>, usize)> = None;
     for r in sorted.filter(|r| window.is_none_or(|w| w.contains(r.ts))) {
         let end = r.ts.saturating_add(r.dur);
         min_ts = min_ts.min(r.ts);
@@ -83,7 +87,21 @@ pub(crate) fn timeline<'r>(
             Some(w) => (r.ts.max(w.start_ns()), end.min(w.end_ns())),
             None => (r.ts, end),
         };
-        let dev = by_device.entry(r.device()).or_default();
+        let device = r.device();
+        let k = match last {
+            Some((d, k)) if d == device => k,
+            _ => {
+                let k = *slots.entry(device).or_insert_with(|| {
+                    accs.push((device, DeviceAcc::default()));
+                    accs.len() - 1
+                });
+                last = Some((device, k));
+                k
+            }
+        };
+        let Some((_, dev)) = accs.get_mut(k) else {
+            continue;
+        };
         all.add(s, e);
         dev.busy.add(s, e);
         match r.kind {
@@ -120,7 +138,7 @@ pub(crate) fn timeline<'r>(
         memcpy_us: us(busy.saturating_sub(kernel_union)),
         idle_us: us(idle),
     };
-    let mut devices: Vec<_> = by_device.into_iter().collect();
+    let mut devices = accs;
     // Ascending device ids, null last.
     devices.sort_by_key(|(d, _)| (d.is_none(), *d));
     let per_device = devices
