@@ -16,7 +16,7 @@ secs=${1:-300}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(trace_reader trace_event ident_keys ident_mangled source_ref locate_python locate_cxx
+  targets=(trace_reader trace_event trace_fast_paths ident_keys ident_mangled source_ref locate_python locate_cxx
     scratch_hunks scratch_export)
 fi
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked

@@ -15,6 +15,7 @@ type Check = fn(&[u8]);
 const TARGETS: &[(&str, Check)] = &[
     ("trace_reader", checks::trace_reader),
     ("trace_event", checks::trace_event),
+    ("trace_fast_paths", checks::trace_fast_paths),
     ("ident_keys", checks::ident_keys),
     ("ident_mangled", checks::ident_mangled),
     ("source_ref", checks::source_ref),
@@ -74,6 +75,11 @@ fn every_regression_directory_is_a_known_target() {
 #[test]
 fn trace_reader_inputs_stay_fixed() {
     assert!(replay("trace_reader") > 0);
+}
+
+#[test]
+fn trace_fast_paths_inputs_stay_fixed() {
+    assert!(replay("trace_fast_paths") > 0);
 }
 
 #[test]

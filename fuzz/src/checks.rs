@@ -32,6 +32,12 @@ pub fn trace_reader_events(data: &[u8]) -> u64 {
     check_trace(data)
 }
 
+/// The reader's fast paths (learned shapes, the structural index) read an event as the
+/// cursor does: `A 0x00 B`, a shape learned from `A` reading `B`.
+pub fn trace_fast_paths(data: &[u8]) {
+    kernlens_trace::fuzzing::fast_paths_agree(data);
+}
+
 /// The event parser core: the bytes are the inside of a `traceEvents` array.
 pub fn trace_event(data: &[u8]) {
     let mut doc = b"{\"traceEvents\":[".to_vec();

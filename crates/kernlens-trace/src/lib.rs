@@ -46,6 +46,9 @@ mod analysis;
 mod collect;
 mod error;
 mod event;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod graph;
 mod intern;
 mod json;

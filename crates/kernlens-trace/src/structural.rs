@@ -53,6 +53,9 @@ pub(crate) struct Carry {
     /// path); otherwise the next event starts a fresh one.
     live: bool,
     avx2: bool,
+    /// The length of the bytes the index was built over: its last block may be padded
+    /// past that end, and those pad bytes must not stand for real ones in a longer window.
+    len: usize,
 }
 
 impl Carry {
@@ -62,6 +65,7 @@ impl Carry {
             index: Index::default(),
             live: false,
             avx2: has_avx2(),
+            len: 0,
         }
     }
 
@@ -100,7 +104,12 @@ impl<'a> Tokens<'a> {
     /// on the previous event's index when it reaches here.
     #[inline(always)]
     pub(crate) fn new(b: &'a [u8], start: usize, carry: &Carry) -> Tokens<'a> {
-        if carry.live && carry.index.closed <= start {
+        // The window grows from one event to the next (`max_event_bytes` past each start):
+        // a carried block that was padded at the old end is built again over the real
+        // bytes, as is one built over more bytes than this window holds.
+        let fits = carry.len <= b.len()
+            && (carry.len == b.len() || carry.index.base.saturating_add(64) <= carry.len);
+        if carry.live && fits && carry.index.closed <= start {
             let mut t = Tokens {
                 b,
                 x: carry.index,
@@ -143,6 +152,7 @@ impl<'a> Tokens<'a> {
             index: self.x,
             live: !self.x.dead,
             avx2: self.avx2,
+            len: self.b.len(),
         }
     }
 
