@@ -457,11 +457,11 @@ pub(crate) struct Digest<'a> {
 }
 
 impl<'a> Digest<'a> {
-    /// Digests a kept GPU event whose name the worker numbered `name`; gives it back
-    /// when it is not one to digest.
-    pub(crate) fn take(&mut self, ev: Event<'a>, name: u32) -> Option<Event<'a>> {
+    /// Digests a kept GPU event whose name the worker numbered `name`; false when it is
+    /// not one to digest (the event is then folded whole).
+    pub(crate) fn take(&mut self, ev: &Event<'a>, name: u32) -> bool {
         if !ev.cat.is_gpu() || name == NO_NAME {
-            return Some(ev);
+            return false;
         }
         let kind = if ev.cat == Cat::Kernel {
             GpuKind::Kernel
@@ -495,7 +495,7 @@ impl<'a> Digest<'a> {
             geometry,
             kind,
         ));
-        None
+        true
     }
 }
 

@@ -378,7 +378,6 @@ fn scan_region<'a>(
     ask: Ask,
 ) -> Region<'a> {
     let (wanted, digest) = (ask.wanted, ask.digest);
-    let mut stack = Vec::new();
     let mut r = Region {
         events: Vec::new(),
         digest: Digest::default(),
@@ -402,10 +401,18 @@ fn scan_region<'a>(
             return r;
         }
         let n = r.count;
-        match scan::step(buf, &mut pos, true, limits, &mut stack, wanted, &mut fast) {
-            Step::Event(ev) => {
+        match scan::step(
+            buf,
+            &mut pos,
+            true,
+            limits,
+            wanted,
+            &mut fast,
+            &mut r.events,
+        ) {
+            Step::Event(kept) => {
                 r.count += 1;
-                if let Some(ev) = ev {
+                if let (true, Some(ev)) = (kept, r.events.last()) {
                     let id = if ev.name.escaped || !names_interned(ev.cat) {
                         NO_NAME
                     } else {
@@ -416,15 +423,13 @@ fn scan_region<'a>(
                         }
                         id
                     };
-                    let ev = if digest {
-                        r.digest.take(ev, id)
+                    let digested = digest && r.digest.take(ev, id);
+                    r.digested.push(digested);
+                    if digested {
+                        // Dropped in place: nothing to free, nothing to move.
+                        r.events.truncate(r.events.len() - 1);
                     } else {
-                        Some(ev)
-                    };
-                    r.digested.push(ev.is_none());
-                    if let Some(ev) = ev {
                         r.name_ids.push(id);
-                        r.events.push(ev);
                     }
                 }
             }
@@ -623,7 +628,6 @@ fn parse_stream(
     let wanted = sink.wanted();
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
-    let mut stack = Vec::new();
     let mut fast = scan::Fast::new();
     // Pulls at least `want` more bytes (or reaches the end).
     let pull = |buf: &mut Vec<u8>, eof: &mut bool, log: &mut ErrorLog, n: u64, want: usize| {
@@ -656,14 +660,15 @@ fn parse_stream(
     loop {
         let n = sink.count();
         let start = pos;
-        match scan::step(&buf, &mut pos, eof, limits, &mut stack, wanted, &mut fast) {
-            Step::Event(ev) => {
+        let mut one = None;
+        match scan::step(&buf, &mut pos, eof, limits, wanted, &mut fast, &mut one) {
+            Step::Event(_) => {
                 // `step` skipped separators before the object; its text starts at `{`.
                 let from = buf[start..pos]
                     .iter()
                     .position(|&b| b == b'{')
                     .map_or(start, |o| start + o);
-                sink.event(ev, &buf[from..pos]);
+                sink.event(one, &buf[from..pos]);
             }
             Step::Problem(p) => log.push(&p, n),
             Step::End(p) => {

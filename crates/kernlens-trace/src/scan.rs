@@ -148,13 +148,12 @@ pub(crate) fn locate_array(buf: &[u8], eof: bool, limits: &Limits) -> Located {
 }
 
 /// What one step of the element loop found.
-// Boxing the event would cost an allocation per event on the hot path; a step is
-// moved once, straight into the fold.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub(crate) enum Step<'a> {
-    /// A complete, valid event (None when analysis does not use its category).
-    Event(Option<Event<'a>>),
+pub(crate) enum Step {
+    /// A complete, valid event; true when it was one analysis uses, pushed onto the
+    /// caller's list (written there in place: an event is a few hundred bytes, and
+    /// moving it through return values cost more than reading some of them).
+    Event(bool),
     /// A recoverable problem; the loop continues after it.
     Problem(Problem),
     /// The buffer ends inside an element; `pos` was not moved.
@@ -163,11 +162,14 @@ pub(crate) enum Step<'a> {
     End(Option<Problem>),
 }
 
-/// What the fast paths keep between events of one reader: learned shapes and the
-/// structural index. Reset it (or make a new one) when the bytes move.
+/// What the element loop keeps between events of one reader: the fast paths' learned
+/// shapes and structural index, and the cursor's container stack. Call `moved` when the
+/// bytes move.
 pub(crate) struct Fast {
     shapes: Shapes,
     carry: Carry,
+    /// The open containers of a value being skipped (kept to reuse its allocation).
+    stack: Vec<u8>,
     /// Off: every event goes to the cursor (the reference the fast paths are tested against).
     on: bool,
 }
@@ -177,6 +179,7 @@ impl Fast {
         Fast {
             shapes: Shapes::default(),
             carry: Carry::new(),
+            stack: Vec::new(),
             on: true,
         }
     }
@@ -202,10 +205,10 @@ pub(crate) fn step<'a>(
     pos: &mut usize,
     eof: bool,
     limits: &Limits,
-    stack: &mut Vec<u8>,
     wanted: Wanted,
     fast: &mut Fast,
-) -> Step<'a> {
+    out: &mut impl Put<'a>,
+) -> Step {
     let mut i = *pos;
     while i < buf.len() && matches!(buf[i], b' ' | b'\n' | b'\r' | b'\t' | b',') {
         i += 1;
@@ -223,7 +226,7 @@ pub(crate) fn step<'a>(
             *pos = i + 1;
             Step::End(None)
         }
-        b'{' => object(buf, pos, eof, limits, stack, wanted, fast),
+        b'{' => object(buf, pos, eof, limits, wanted, fast, out),
         _ => match skip_element(buf, i) {
             Some(end) => {
                 *pos = end;
@@ -243,11 +246,12 @@ fn object<'a>(
     pos: &mut usize,
     eof: bool,
     limits: &Limits,
-    stack: &mut Vec<u8>,
     wanted: Wanted,
     fast: &mut Fast,
-) -> Step<'a> {
+    out: &mut impl Put<'a>,
+) -> Step {
     let start = *pos;
+    let stack = &mut fast.stack;
     let cap = start.saturating_add(limits.max_event_bytes);
     let window_end = buf.len().min(cap);
     let limited = cap <= buf.len();
@@ -258,14 +262,14 @@ fn object<'a>(
         if let Some((ev, end)) = fast.shapes.read(window, start, wanted) {
             *pos = end;
             fast.carry.reset();
-            return Step::Event(ev);
+            return keep(out, ev);
         }
         let mut t = Tokens::new(window, start, &fast.carry);
         if let Ok(ev) = parse_event(&mut t, stack, wanted) {
             *pos = t.end();
             fast.carry = t.carry();
             fast.shapes.learn(window, start, *pos);
-            return Step::Event(ev);
+            return keep(out, ev);
         }
         fast.carry.reset();
     }
@@ -276,7 +280,7 @@ fn object<'a>(
             if fast.on {
                 fast.shapes.learn(window, start, c.i);
             }
-            Step::Event(ev)
+            keep(out, ev)
         }
         Err(JsonError::Eof) => {
             if limited {
@@ -301,6 +305,36 @@ fn object<'a>(
                 None => Step::NeedMore,
             }
         }
+    }
+}
+
+#[inline(always)]
+fn keep<'a>(out: &mut impl Put<'a>, ev: Option<Event<'a>>) -> Step {
+    match ev {
+        Some(ev) => {
+            out.put(ev);
+            Step::Event(true)
+        }
+        None => Step::Event(false),
+    }
+}
+
+/// Where a step writes the event it read.
+pub(crate) trait Put<'a> {
+    fn put(&mut self, ev: Event<'a>);
+}
+
+impl<'a> Put<'a> for Vec<Event<'a>> {
+    #[inline(always)]
+    fn put(&mut self, ev: Event<'a>) {
+        self.push(ev);
+    }
+}
+
+impl<'a> Put<'a> for Option<Event<'a>> {
+    #[inline(always)]
+    fn put(&mut self, ev: Event<'a>) {
+        *self = Some(ev);
     }
 }
 
@@ -491,11 +525,12 @@ mod tests {
 
     /// Every step over a whole document (`eof`), rendered.
     fn steps(doc: &[u8], limits: &Limits, wanted: Wanted, mut fast: Fast) -> Vec<String> {
-        let (mut pos, mut stack, mut out) = (0, Vec::new(), Vec::new());
+        let (mut pos, mut out) = (0, Vec::new());
+        let mut events = Vec::new();
         for _ in 0..10_000 {
-            let s = step(doc, &mut pos, true, limits, &mut stack, wanted, &mut fast);
+            let s = step(doc, &mut pos, true, limits, wanted, &mut fast, &mut events);
             let end = matches!(s, Step::End(_));
-            out.push(format!("{s:?} @{pos}"));
+            out.push(format!("{s:?} {:?} @{pos}", events.pop()));
             if end {
                 break;
             }
@@ -511,10 +546,11 @@ mod tests {
         rng: &mut fastrand::Rng,
     ) -> Vec<String> {
         let (mut buf, mut fed, mut base, mut pos) = (Vec::new(), 0, 0, 0);
-        let (mut stack, mut fast, mut out) = (Vec::new(), Fast::new(), Vec::new());
+        let (mut fast, mut out) = (Fast::new(), Vec::new());
         for _ in 0..100_000 {
             let eof = fed == doc.len();
-            match step(&buf, &mut pos, eof, limits, &mut stack, wanted, &mut fast) {
+            let mut events = None;
+            match step(&buf, &mut pos, eof, limits, wanted, &mut fast, &mut events) {
                 Step::NeedMore => {
                     buf.drain(..pos);
                     base += pos;
@@ -526,7 +562,7 @@ mod tests {
                 }
                 s => {
                     let end = matches!(s, Step::End(_));
-                    out.push(format!("{s:?} @{}", base + pos));
+                    out.push(format!("{s:?} {events:?} @{}", base + pos));
                     if end {
                         break;
                     }
@@ -555,7 +591,7 @@ mod tests {
             doc.extend_from_slice(b"\"cat\":\"kernel\"}]");
             let limits = Limits::new(1 << 20, 100);
             let want = steps(&doc, &limits, ALL, Fast::cursor_only());
-            assert!(want[0].starts_with("Event(Some"), "{want:?}");
+            assert!(want[0].starts_with("Event(true) Some"), "{want:?}");
             assert_eq!(steps(&doc, &limits, ALL, Fast::new()), want);
         }
     }
