@@ -98,7 +98,6 @@ pub(crate) fn build(
     stream_errors: Vec<String>,
     provenance: Option<ChunkProvenance>,
 ) -> Analysis {
-    let graph = graph::coverage(&c);
     let (scope, status, chosen) = match opts.window {
         WindowMode::Full => (Scope::FullTrace, WindowStatus::NotRequested, None),
         WindowMode::Explicit(w) => (
@@ -167,7 +166,7 @@ pub(crate) fn build(
             recs.sort_by_key(|r| r.ts);
             recs
         });
-        (rows, launch_recs)
+        (rows, launch_recs, graph::coverage(&c))
     };
     let by_time = || {
         let order = overlap::time_order(&c.gpu);
@@ -177,7 +176,7 @@ pub(crate) fn build(
         });
         (timeline, overlap::stream_overlap(&c, sorted()))
     };
-    let (((attribution, kernels, ops), launch_recs), (timeline, stream_overlap)) =
+    let (((attribution, kernels, ops), launch_recs, graph), (timeline, stream_overlap)) =
         if opts.threads == Some(1) {
             (by_file_order(), by_time())
         } else {
