@@ -33,11 +33,27 @@
 //! bounded two-thread pipeline (one thread decompresses, one parses). Either way every
 //! event is folded in file order, so results are identical for any thread count.
 //!
-//! The JSON machinery is a small validating cursor (`json` module) rather than a
-//! general parser: the reader needs a handful of fields per event, exact decimal text
-//! for integer-nanosecond times, borrowed strings, and validation of the rest without
-//! building values. simd-json needs the whole document mutable in memory and stops at
-//! 4 GiB; serde_json builds or visits every value (~0.3 GB/s/core here).
+//! Each event is read by the first of three paths that takes it:
+//!
+//! 1. **Shapes** (`shape` module): a profiler writes a handful of event layouts over
+//!    and over. Once an event has been parsed, its layout (the fixed bytes between
+//!    values, and which member each value is) is kept; a later event with the same fixed
+//!    bytes is read by comparing them and scanning only the values.
+//! 2. **The structural index** (`structural` module): 64 bytes at a time (SSE2, or AVX2
+//!    when the CPU has it) are classified into quotes, structural bytes and whitespace,
+//!    and only the tokens are visited.
+//! 3. **The cursor** (`json` module): a small validating byte-by-byte reader. It is the
+//!    reference: the fast paths give up on anything unusual (escapes, control bytes,
+//!    an event cut short, any error), and the cursor then decides, with every error
+//!    message and recovery. Tests and a fuzz target hold the fast paths to reading
+//!    every event exactly as the cursor does.
+//!
+//! Workers also number each region's names, streams and launch geometries and turn GPU
+//! events into 48-byte records, so the in-order fold only maps numbers to ids. The
+//! report's time-ordered sweeps and its file-ordered rows run on two threads. Why not a
+//! general JSON crate: simd-json needs the whole document mutable in memory and stops at
+//! 4 GiB; serde_json builds or visits every value (~0.3 GB/s/core here). PERFORMANCE.md
+//! has the measurements.
 //!
 //! Bad content is never an error: it is recovered and reported in
 //! [`Analysis::stream_errors`] with the documented messages, keeping every complete event.

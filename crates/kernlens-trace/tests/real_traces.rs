@@ -385,7 +385,13 @@ fn thread_count_never_changes_the_result() {
                 .to_json()
         };
         let one = run_with(1);
-        assert_eq!(one.to_string(), run_with(8).to_string(), "{name}");
+        for threads in [2, 3, 8] {
+            assert_eq!(
+                one.to_string(),
+                run_with(threads).to_string(),
+                "{name} x{threads}"
+            );
+        }
         let mut gz = analyze(&TraceSource::open(shared(name)).unwrap(), &all_rows())
             .unwrap()
             .to_json();
