@@ -126,11 +126,21 @@ pub(crate) fn build(
     let win: Option<TimeWindow> = chosen.as_ref().map(|ch| ch.window);
     let (set, _) = graph::effective_set(&c);
     // Rows and launch records read the kept kernels in file order (first-seen rules).
+    let cr = &c;
     let kept_kernels = || {
-        c.gpu
+        // A replay's kernels share one correlation: resolve each run of them once.
+        let mut last: Option<(Option<i64>, rows::Resolved)> = None;
+        cr.gpu
             .iter()
             .filter(move |r| r.kind == GpuKind::Kernel && win.is_none_or(|w| w.contains(r.ts)))
-            .map(|r| (r, rows::resolve(&c, set, r)))
+            .map(move |r| match last {
+                Some((k, res)) if k == r.corr() => (r, res),
+                _ => {
+                    let res = rows::resolve(cr, set, r);
+                    last = Some((r.corr(), res));
+                    (r, res)
+                }
+            })
     };
     let extra: Vec<String> = opts
         .extra_comm_patterns

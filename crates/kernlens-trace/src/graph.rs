@@ -24,10 +24,24 @@ pub(crate) fn coverage(c: &Collected) -> GraphCoverage {
     let mut with_kernels: Set<i64> = Set::default();
     let mut graph_kernels = 0u64;
     if !set.is_empty() {
+        // A replay's kernels all carry its launch's correlation, one after another:
+        // remember the last answer instead of hashing each kernel twice.
+        let mut last: Option<(Option<i64>, bool)> = None;
         for r in c.gpu.iter().filter(|r| r.kind == GpuKind::Kernel) {
-            if let Some(corr) = r.corr().filter(|k| set.contains(k)) {
+            let corr = r.corr();
+            let in_graph = match last {
+                Some((k, hit)) if k == corr => hit,
+                _ => {
+                    let hit = corr.is_some_and(|k| set.contains(&k));
+                    if let (true, Some(k)) = (hit, corr) {
+                        with_kernels.insert(k);
+                    }
+                    last = Some((corr, hit));
+                    hit
+                }
+            };
+            if in_graph {
                 graph_kernels += 1;
-                with_kernels.insert(corr);
             }
         }
     }

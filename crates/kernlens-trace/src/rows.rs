@@ -53,6 +53,23 @@ struct OpAcc {
     ns: i64,
 }
 
+/// The slot of `i` in a dense accumulator vector, made with `new` the first time.
+fn dense<T>(v: &mut Vec<Option<T>>, i: usize, new: impl FnOnce() -> T) -> &mut T {
+    if v.len() <= i {
+        v.resize_with(i + 1, || None);
+    }
+    v[i].get_or_insert_with(new)
+}
+
+/// A bucket's slot among the op accumulators.
+fn bucket_slot(b: Bucket) -> usize {
+    match b {
+        Bucket::Graph => 0,
+        Bucket::Unlinked => 1,
+        Bucket::Op(id) => id as usize + 2,
+    }
+}
+
 /// Orders rows by total descending, first-seen on ties, and keeps `top_k` (0 = all).
 fn rank<T>(mut rows: Vec<(i64, T)>, top_k: usize) -> Vec<T> {
     // A stable sort keeps first-seen order among equal totals.
@@ -69,10 +86,12 @@ pub(crate) fn rows<'c>(
     kept: impl Iterator<Item = (&'c GpuRec, Resolved)>,
     top_k: usize,
 ) -> (Attribution, Vec<KernelRow>, Vec<OpRow>) {
+    // Name ids are dense (interned in order), so the accumulators are vectors indexed
+    // by id: one slot per name (ops: two more, for the graph and unlinked buckets).
     let mut kernel_order: Vec<u32> = Vec::new();
-    let mut kernels: Map<u32, KernelAcc> = Map::default();
+    let mut kernels: Vec<Option<KernelAcc>> = Vec::new();
     let mut op_order: Vec<Bucket> = Vec::new();
-    let mut ops: Map<Bucket, OpAcc> = Map::default();
+    let mut ops: Vec<Option<OpAcc>> = Vec::new();
     // Backfill signatures: meta ids with an integer shape map to (shapes, dtypes).
     let mut sig_of_meta: Map<u32, u32> = Map::default();
     let mut sigs: Map<(&[Vec<i64>], &[String]), u32> = Map::default();
@@ -89,13 +108,13 @@ pub(crate) fn rows<'c>(
                 ns_unlinked = ns_unlinked.saturating_add(r.dur),
             ),
         };
-        let op = ops.entry(res.bucket).or_insert_with(|| {
+        let op = dense(&mut ops, bucket_slot(res.bucket), || {
             op_order.push(res.bucket);
             OpAcc::default()
         });
         op.calls += 1;
         op.ns = op.ns.saturating_add(r.dur);
-        let k = kernels.entry(r.name).or_insert_with(|| {
+        let k = dense(&mut kernels, r.name as usize, || {
             kernel_order.push(r.name);
             KernelAcc {
                 geometry: NONE,
@@ -145,7 +164,7 @@ pub(crate) fn rows<'c>(
     };
     let kernel_rows = kernel_order
         .iter()
-        .filter_map(|id| kernels.get(id).map(|k| (*id, k)))
+        .filter_map(|&id| kernels.get(id as usize)?.as_ref().map(|k| (id, k)))
         .map(|(id, k)| {
             // Majority op: most ns, first seen on ties (max_by keeps the last max, so reverse).
             let major = k.ops.iter().filter(|o| o.1 > 0).rev().max_by_key(|o| o.1);
@@ -187,7 +206,7 @@ pub(crate) fn rows<'c>(
         .collect();
     let op_rows = op_order
         .iter()
-        .filter_map(|b| ops.get(b).map(|o| (*b, o)))
+        .filter_map(|&b| ops.get(bucket_slot(b))?.as_ref().map(|o| (b, o)))
         .map(|(b, o)| {
             let name = match b {
                 Bucket::Op(id) => c.names.get(id).to_string(),
