@@ -145,6 +145,21 @@ pub(crate) struct Wanted {
     pub(crate) everything: bool,
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
+impl Wanted {
+    /// Every event back, whatever its category.
+    pub(crate) const EVERYTHING: Wanted = Wanted {
+        python_functions: true,
+        everything: true,
+    };
+    /// What analysis without an observer asks for.
+    #[cfg(test)]
+    pub(crate) const ANALYSIS: Wanted = Wanted {
+        python_functions: false,
+        everything: false,
+    };
+}
+
 /// Parses one event object (the cursor on its `{`), validating all of it.
 ///
 /// Returns `Ok(None)` for a valid event that analysis does not use.

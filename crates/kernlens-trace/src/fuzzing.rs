@@ -9,10 +9,7 @@ use crate::json::Cursor;
 use crate::shape::Shapes;
 use crate::structural::{Carry, Tokens};
 
-const ALL: Wanted = Wanted {
-    python_functions: true,
-    everything: true,
-};
+const ALL: Wanted = Wanted::EVERYTHING;
 
 /// The cursor's reading of an event at the start of `text`.
 fn by_cursor(text: &[u8]) -> Option<(String, usize)> {

@@ -514,14 +514,8 @@ mod tests {
         assert_eq!(m[999], "501 further stream errors omitted");
     }
 
-    const ALL: Wanted = Wanted {
-        python_functions: true,
-        everything: true,
-    };
-    const ANALYSIS: Wanted = Wanted {
-        python_functions: false,
-        everything: false,
-    };
+    const ALL: Wanted = Wanted::EVERYTHING;
+    const ANALYSIS: Wanted = Wanted::ANALYSIS;
 
     /// Every step over a whole document (`eof`), rendered.
     fn steps(doc: &[u8], limits: &Limits, wanted: Wanted, mut fast: Fast) -> Vec<String> {

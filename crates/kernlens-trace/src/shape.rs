@@ -563,14 +563,8 @@ mod tests {
     use crate::options::Limits;
     use crate::scan::{Located, locate_array};
 
-    const ALL: Wanted = Wanted {
-        python_functions: true,
-        everything: true,
-    };
-    const ANALYSIS: Wanted = Wanted {
-        python_functions: false,
-        everything: false,
-    };
+    const ALL: Wanted = Wanted::EVERYTHING;
+    const ANALYSIS: Wanted = Wanted::ANALYSIS;
 
     fn gunzip(path: &PathBuf) -> Vec<u8> {
         let file = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -35,7 +35,7 @@ const DELIMITER: [bool; 256] = {
 };
 
 /// One block's classes, bit `i` for byte `i` of the block.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Masks {
     quote: u64,
     backslash: u64,
@@ -407,13 +407,7 @@ fn classify_avx2(block: &[u8; 64]) -> Masks {
     // Folded (| 0x20): `{` 0x7b, `}` 0x7d, `:` 0x3a, `,` 0x2c. The control bytes that
     // fold onto `:` and `,` (0x1a, 0x0c) are taken out again below.
     const STRUCTURAL: [u8; 16] = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, b':', b'{', b',', b'}', 0, 0];
-    let mut m = Masks {
-        quote: 0,
-        backslash: 0,
-        space: 0,
-        structural: 0,
-        control: 0,
-    };
+    let mut m = Masks::default();
     // SAFETY: AVX2 is enabled for this function; the loads read bytes 32h..32h+32 of a
     // 64-byte array and the tables are 16 bytes each.
     unsafe {
@@ -446,13 +440,7 @@ fn classify_avx2(block: &[u8; 64]) -> Masks {
 /// The portable classifier (and the reference the SIMD one is tested against).
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 fn classify_bytes(block: &[u8; 64]) -> Masks {
-    let mut m = Masks {
-        quote: 0,
-        backslash: 0,
-        space: 0,
-        structural: 0,
-        control: 0,
-    };
+    let mut m = Masks::default();
     for (i, &c) in block.iter().enumerate() {
         let bit = 1u64 << i;
         match c {
@@ -475,13 +463,7 @@ fn classify_bytes(block: &[u8; 64]) -> Masks {
 #[inline(always)]
 fn classify_sse2(block: &[u8; 64]) -> Masks {
     use std::arch::x86_64::*;
-    let mut m = Masks {
-        quote: 0,
-        backslash: 0,
-        space: 0,
-        structural: 0,
-        control: 0,
-    };
+    let mut m = Masks::default();
     for k in 0..4 {
         // SAFETY: SSE2 is enabled at compile time (cfg above); the unaligned load reads
         // bytes 16k..16k+16 of a 64-byte array.
@@ -559,10 +541,7 @@ mod tests {
     /// What each path makes of `text` (an event at offset 0): a debug rendering of the
     /// event and its end, or None when it fails.
     fn both(text: &[u8]) -> (Option<String>, Option<String>) {
-        let wanted = Wanted {
-            python_functions: true,
-            everything: true,
-        };
+        let wanted = Wanted::EVERYTHING;
         let mut stack = Vec::new();
         let mut t = Tokens::new(text, 0, &Carry::new());
         let fast = parse_event(&mut t, &mut stack, wanted)
