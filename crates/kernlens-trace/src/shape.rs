@@ -93,22 +93,51 @@ struct Slot {
 struct Shape {
     fixed: Vec<u8>,
     slots: Vec<Slot>,
+    /// The category of the event learned from: a shape reads only events of its own
+    /// category, so an event of another one fails at its second member, not its last.
+    cat: Option<Vec<u8>>,
 }
 
 /// Learned shapes, and which one followed which.
-#[derive(Default)]
 pub(crate) struct Shapes {
+    /// Finds `"Input ` (the members kept as raw JSON): such events are not learned.
+    input: memchr::memmem::Finder<'static>,
     shapes: Vec<Shape>,
-    /// `next[k]`: the shape read after shape `k` last time. Profilers write events in a
-    /// repeating order (launch, kernel, flow, ...), so this is usually the one.
-    next: Vec<usize>,
-    /// The shape read last.
+    /// `next[k]`: the shape read after shape `k` last time (`next[MISS]`: after an event
+    /// no shape read). Profilers write events in a repeating order (launch, kernel,
+    /// flow, ...), so this is usually the one.
+    next: [usize; CAPACITY + 1],
+    /// The shape of the event read last, or `MISS`.
     last: usize,
-    /// The slot to fill on the next learn, round robin once full.
-    victim: usize,
+    /// The context of the event no shape read, for the shape learned from it.
+    before_miss: usize,
+    /// Shapes by last use, most recent first: the few tried after the prediction.
+    recent: Vec<usize>,
     hits: u64,
     misses: u64,
 }
+
+impl Default for Shapes {
+    fn default() -> Self {
+        Shapes {
+            input: memchr::memmem::Finder::new(b"\"Input "),
+            shapes: Vec::new(),
+            next: [0; CAPACITY + 1],
+            last: 0,
+            before_miss: 0,
+            recent: Vec::new(),
+            hits: 0,
+            misses: 0,
+        }
+    }
+}
+
+/// `Shapes::last` after an event no shape read.
+const MISS: usize = CAPACITY;
+/// Shapes tried per event after the predicted one, most recently used first. A try of
+/// a shape of another category ends at the event's second member (`cat`), so trying
+/// them all costs little.
+const TRIES: usize = CAPACITY;
 
 /// The values read from an event, by role (slot 0 takes the values no one reads), before
 /// the category's filter. An array rather than named fields: storing a value is then one
@@ -135,32 +164,66 @@ impl Shapes {
         start: usize,
         wanted: Wanted,
     ) -> Option<(Option<Event<'a>>, usize)> {
-        let guess = self.next.get(self.last).copied().unwrap_or(0);
-        let n = self.shapes.len();
+        let guess = self.next.get(self.last).copied().unwrap_or(MISS);
+        if guess == MISS {
+            // Last time, no shape read the event that came after this one (an op with
+            // `Input Dims`, say): leave it to the parser at once. `learn` puts right a
+            // prediction that was wrong.
+            self.before_miss = self.last;
+            self.last = MISS;
+            return None;
+        }
         let mut found = Found::default();
-        for i in 0..n {
-            let k = if i == 0 {
-                guess
-            } else if i <= guess {
-                i - 1
-            } else {
-                i
-            };
+        let candidates = std::iter::once(guess).chain(
+            self.recent
+                .iter()
+                .copied()
+                .filter(|&k| k != guess)
+                .take(TRIES),
+        );
+        let mut hit = None;
+        for k in candidates {
             let Some(shape) = self.shapes.get(k) else {
                 continue;
             };
-            let Some(end) = shape.read(buf, start, &mut found) else {
-                found = Found::default();
-                continue;
-            };
-            if let Some(slot) = self.next.get_mut(self.last) {
-                *slot = k;
+            match shape.read(buf, start, &mut found) {
+                Some(end) => {
+                    hit = Some((k, end));
+                    break;
+                }
+                None => found = Found::default(),
             }
-            self.last = k;
-            self.hits += 1;
-            return Some((found.event(wanted), end));
         }
-        None
+        let Some((k, end)) = hit else {
+            if let Some(slot) = self.next.get_mut(self.last) {
+                *slot = MISS;
+            }
+            self.before_miss = self.last;
+            self.last = MISS;
+            return None;
+        };
+        self.hits += 1;
+        self.now_reading(k);
+        Some((found.event(wanted), end))
+    }
+
+    /// Forgets which shape follows which (tests read unrelated events one after another).
+    #[cfg(test)]
+    fn unpredict(&mut self) {
+        self.next = [0; CAPACITY + 1];
+        self.last = 0;
+    }
+
+    /// Records that the event just read has shape `k`.
+    fn now_reading(&mut self, k: usize) {
+        if let Some(slot) = self.next.get_mut(self.last) {
+            *slot = k;
+        }
+        self.last = k;
+        if self.recent.first() != Some(&k) {
+            self.recent.retain(|&r| r != k);
+            self.recent.insert(0, k);
+        }
     }
 
     /// Learns the shape of the event `buf[start..end]`, which the parser accepted.
@@ -174,23 +237,40 @@ impl Shapes {
         let Some(text) = buf.get(start..end) else {
             return;
         };
-        if text.len() > MAX_EVENT {
+        // Events no shape can read are common in some traces (ops with `Input Dims`, names
+        // with escapes): a byte search turns them away before a walk would.
+        if text.len() > MAX_EVENT
+            || memchr::memchr(b'\\', text).is_some()
+            || self.input.find(text).is_some()
+        {
+            return;
+        }
+        // A shape may read it after all, when only the prediction said no.
+        let mut found = Found::default();
+        if let Some(k) = self.recent.iter().copied().find(|&k| {
+            self.shapes
+                .get(k)
+                .is_some_and(|shape| shape.read(text, 0, &mut found).is_some())
+        }) {
+            self.last = self.before_miss;
+            self.now_reading(k);
             return;
         }
         if let Some(shape) = Shape::learn(text) {
             let k = if self.shapes.len() < CAPACITY {
                 self.shapes.push(shape);
-                self.next.push(0);
                 self.shapes.len() - 1
             } else {
-                self.victim = (self.victim + 1) % CAPACITY;
-                self.shapes[self.victim] = shape;
-                self.victim
+                // The least recently used goes: a one-off layout, not a hot one.
+                let k = self.recent.last().copied().unwrap_or(0);
+                if let Some(slot) = self.shapes.get_mut(k) {
+                    *slot = shape;
+                }
+                k
             };
-            if let Some(slot) = self.next.get_mut(self.last) {
-                *slot = k;
-            }
-            self.last = k;
+            // The learned event was the one no shape read: it followed `before_miss`.
+            self.last = self.before_miss;
+            self.now_reading(k);
         }
     }
 }
@@ -270,7 +350,7 @@ impl<'a> Found<'a> {
 
 impl Shape {
     /// Reads `buf` at `start` against this shape.
-    #[inline]
+    #[inline(always)]
     fn read<'a>(&self, buf: &'a [u8], start: usize, found: &mut Found<'a>) -> Option<usize> {
         let mut p = start;
         let mut f = 0;
@@ -300,6 +380,12 @@ impl Shape {
                     Scalar::Num(t)
                 }
             };
+            if slot.role == Role::Cat
+                && let Scalar::Str(s) = v
+                && self.cat.as_deref() != Some(s.raw)
+            {
+                return None;
+            }
             found.vals[slot.role as usize] = Some(v);
         }
         let n = self.fixed.len() - f;
@@ -316,12 +402,14 @@ impl Shape {
             fixed: Vec::with_capacity(text.len()),
             slots: Vec::new(),
             from: 0,
+            cat: None,
         };
         l.walk()?;
         l.fixed.extend_from_slice(text.get(l.from..)?);
         Some(Shape {
             fixed: l.fixed,
             slots: l.slots,
+            cat: l.cat.map(<[u8]>::to_vec),
         })
     }
 }
@@ -342,6 +430,8 @@ struct Learner<'t> {
     slots: Vec<Slot>,
     /// Start of the fixed bytes not yet taken.
     from: usize,
+    /// The raw `cat` string, when it is one.
+    cat: Option<&'t [u8]>,
 }
 
 impl Learner<'_> {
@@ -428,6 +518,9 @@ impl Learner<'_> {
                         Scalar::Str(s) => {
                             if s.escaped {
                                 return None;
+                            }
+                            if role == Role::Cat {
+                                self.cat = Some(s.raw);
                             }
                             self.slot(at + 1, Kind::Str, role);
                             self.from = c.i - 1;
@@ -700,6 +793,7 @@ mod tests {
                 }
                 m.extend_from_slice(b", ");
                 tried += 1;
+                shapes.unpredict();
                 if let Some((ev, end)) = shapes.read(&m, 0, ALL) {
                     read += 1;
                     let got = (format!("{:?}", Ok::<_, ()>(ev)), end);
