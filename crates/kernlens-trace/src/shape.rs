@@ -96,6 +96,9 @@ struct Shape {
     /// The category of the event learned from: a shape reads only events of its own
     /// category, so an event of another one fails at its second member, not its last.
     cat: Option<Vec<u8>>,
+    /// That category, decoded once: every event the shape reads has it. (Without a
+    /// `cat` string, the events it reads have none either: no member, or a literal.)
+    cat_kind: Cat,
 }
 
 /// Learned shapes, and which one followed which.
@@ -203,8 +206,12 @@ impl Shapes {
             return None;
         };
         self.hits += 1;
-        self.now_reading(k);
-        Some((found.event(wanted), end))
+        // The recency order serves the tries after a wrong prediction: a correct one
+        // leaves it as it is (re-ordering on every event cost more than it saved).
+        let predicted = k == guess;
+        self.now_reading(k, !predicted);
+        let cat = self.shapes.get(k).map_or(Cat::Other, |s| s.cat_kind);
+        Some((found.event(wanted, cat), end))
     }
 
     /// Forgets which shape follows which (tests read unrelated events one after another).
@@ -215,12 +222,12 @@ impl Shapes {
     }
 
     /// Records that the event just read has shape `k`.
-    fn now_reading(&mut self, k: usize) {
+    fn now_reading(&mut self, k: usize, reorder: bool) {
         if let Some(slot) = self.next.get_mut(self.last) {
             *slot = k;
         }
         self.last = k;
-        if self.recent.first() != Some(&k) {
+        if reorder && self.recent.first() != Some(&k) {
             self.recent.retain(|&r| r != k);
             self.recent.insert(0, k);
         }
@@ -253,7 +260,7 @@ impl Shapes {
                 .is_some_and(|shape| shape.read(text, 0, &mut found).is_some())
         }) {
             self.last = self.before_miss;
-            self.now_reading(k);
+            self.now_reading(k, true);
             return;
         }
         if let Some(shape) = Shape::learn(text) {
@@ -270,13 +277,14 @@ impl Shapes {
             };
             // The learned event was the one no shape read: it followed `before_miss`.
             self.last = self.before_miss;
-            self.now_reading(k);
+            self.now_reading(k, true);
         }
     }
 }
 
 impl<'a> Found<'a> {
-    fn event(self, wanted: Wanted) -> Option<Event<'a>> {
+    /// The event, of category `cat` (the shape's: its `cat` string was checked).
+    fn event(self, wanted: Wanted, cat: Cat) -> Option<Event<'a>> {
         let v = &self.vals;
         let value = |r: Role| v[r as usize].map(Value::Scalar);
         let top = Top {
@@ -289,10 +297,6 @@ impl<'a> Found<'a> {
             dur: value(Role::Dur),
             id: value(Role::Id),
         };
-        let cat = Cat::from_raw(match v[Role::Cat as usize] {
-            Some(Scalar::Str(s)) => Some(s),
-            _ => None,
-        });
         if !keeps(cat, &top, wanted) {
             return None;
         }
@@ -410,6 +414,10 @@ impl Shape {
             fixed: l.fixed,
             slots: l.slots,
             cat: l.cat.map(<[u8]>::to_vec),
+            cat_kind: Cat::from_raw(l.cat.map(|raw| RawStr {
+                raw,
+                escaped: false,
+            })),
         })
     }
 }
