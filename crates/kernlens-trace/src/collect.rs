@@ -212,7 +212,7 @@ impl<'o> Collector<'o> {
     }
 
     pub(crate) fn fold(&mut self, ev: Event<'_>) {
-        self.fold_named(ev, NO_NAME, &mut RegionNames::new(&[]));
+        self.fold_named(ev, NO_NAME, &mut Lazy::new(&[]));
     }
 
     /// Whether the reader may digest GPU events itself ([`Digest`]): not when an observer
@@ -226,29 +226,18 @@ impl<'o> Collector<'o> {
     pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) {
         let o = &mut self.out;
         o.event_total += 1;
-        let g = rec.geometry as usize;
-        let geometry = match (d.geometries.get(g), d.geometry_ids.get_mut(g)) {
-            (Some(_), Some(id)) if *id != NONE => *id,
-            (Some(key), Some(id)) => {
-                *id = o.geometries.intern(*key);
-                *id
-            }
-            _ => NONE,
-        };
-        let name = d.names.resolve(rec.name, &EMPTY, &mut o.names);
-        let stream = match (
-            d.streams.get(rec.stream as usize),
-            d.stream_ids.get_mut(rec.stream as usize),
-        ) {
-            (Some(_), Some(id)) if *id != NONE => *id,
-            (Some((pid, tid)), Some(id)) => {
-                *id = o
-                    .streams
-                    .intern((pid.decode().into_owned(), tid.decode().into_owned()));
-                *id
-            }
-            _ => NONE,
-        };
+        let geometry = d
+            .geometries
+            .resolve(rec.geometry, |key| o.geometries.intern(*key))
+            .unwrap_or(NONE);
+        let name = d.names.name(rec.name, &EMPTY, &mut o.names);
+        let stream = d
+            .streams
+            .resolve(rec.stream, |(pid, tid)| {
+                o.streams
+                    .intern((pid.decode().into_owned(), tid.decode().into_owned()))
+            })
+            .unwrap_or(NONE);
         o.gpu.push(GpuRec {
             name,
             stream,
@@ -258,9 +247,14 @@ impl<'o> Collector<'o> {
     }
 
     /// Folds an event whose name the reader numbered (`name_id` in `names`).
-    pub(crate) fn fold_named(&mut self, ev: Event<'_>, name_id: u32, names: &mut RegionNames<'_>) {
+    pub(crate) fn fold_named(
+        &mut self,
+        ev: Event<'_>,
+        name_id: u32,
+        names: &mut RegionNames<'_, '_>,
+    ) {
         let o = &mut self.out;
-        let mut name_of = |o: &mut Collected| names.resolve(name_id, &ev.name, &mut o.names);
+        let mut name_of = |o: &mut Collected| names.name(name_id, &ev.name, &mut o.names);
         o.event_total += 1;
         // Name tests run on the raw bytes unless escapes make the text differ.
         let name_bytes: std::borrow::Cow<'_, [u8]> = if ev.name.escaped {
@@ -409,33 +403,46 @@ pub(crate) fn names_interned(cat: Cat) -> bool {
     )
 }
 
-/// One region's numbered names and their interned ids, resolved on first use so that
-/// ids are still given in order of first sight.
-pub(crate) struct RegionNames<'a> {
-    raw: &'a [&'a [u8]],
+/// One region's numbered keys (names, streams, geometries) and their interned ids,
+/// resolved on first use so that ids are still given in order of first sight.
+pub(crate) struct Lazy<'r, K> {
+    keys: &'r [K],
     ids: Vec<u32>,
 }
 
-impl<'a> RegionNames<'a> {
-    pub(crate) fn new(raw: &'a [&'a [u8]]) -> RegionNames<'a> {
-        RegionNames {
-            raw,
-            ids: vec![NO_NAME; raw.len()],
+/// A region's numbered names.
+pub(crate) type RegionNames<'r, 'a> = Lazy<'r, &'a [u8]>;
+
+impl<'r, K> Lazy<'r, K> {
+    pub(crate) fn new(keys: &'r [K]) -> Self {
+        Lazy {
+            keys,
+            ids: vec![NONE; keys.len()],
         }
     }
 
-    fn resolve(&mut self, id: u32, name: &RawStr<'_>, interner: &mut StrInterner) -> u32 {
-        match (self.ids.get_mut(id as usize), self.raw.get(id as usize)) {
-            (Some(slot), Some(_)) if *slot != NO_NAME => *slot,
-            (Some(slot), Some(raw)) => {
-                *slot = interner.intern_raw(&RawStr {
-                    raw,
-                    escaped: false,
-                });
-                *slot
-            }
-            _ => interner.intern_raw(name),
+    /// The id of number `n`, interned by `intern` the first time; None for a number the
+    /// region did not give.
+    fn resolve(&mut self, n: u32, intern: impl FnOnce(&K) -> u32) -> Option<u32> {
+        let (slot, key) = (self.ids.get_mut(n as usize)?, self.keys.get(n as usize)?);
+        if *slot == NONE {
+            *slot = intern(key);
         }
+        Some(*slot)
+    }
+}
+
+impl Lazy<'_, &[u8]> {
+    /// The interned id of a name the reader numbered `n`, or of `name` itself when it
+    /// did not (escaped names, the streaming path).
+    fn name(&mut self, n: u32, name: &RawStr<'_>, interner: &mut StrInterner) -> u32 {
+        let numbered = self.resolve(n, |&raw| {
+            interner.intern_raw(&RawStr {
+                raw,
+                escaped: false,
+            })
+        });
+        numbered.unwrap_or_else(|| interner.intern_raw(name))
     }
 }
 
@@ -450,10 +457,8 @@ const EMPTY: RawStr<'static> = RawStr {
 #[derive(Default)]
 pub(crate) struct Digest<'a> {
     pub(crate) recs: Vec<GpuRec>,
-    pub(crate) streams: Vec<(IdRaw<'a>, IdRaw<'a>)>,
-    pub(crate) geometries: Vec<(Option<Dim3>, Option<Dim3>)>,
-    stream_ids: Map<(IdRaw<'a>, IdRaw<'a>), u32>,
-    geometry_ids: Map<(Option<Dim3>, Option<Dim3>), u32>,
+    streams: Interner<(IdRaw<'a>, IdRaw<'a>)>,
+    geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
 }
 
 impl<'a> Digest<'a> {
@@ -469,22 +474,11 @@ impl<'a> Digest<'a> {
             GpuKind::Memcpy
         };
         let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
-            let key = (ev.args.grid, ev.args.block);
-            let next = self.geometries.len() as u32;
-            let id = *self.geometry_ids.entry(key).or_insert(next);
-            if id == next {
-                self.geometries.push(key);
-            }
-            id
+            self.geometries.intern((ev.args.grid, ev.args.block))
         } else {
             NONE
         };
-        let key = (ev.pid, ev.tid);
-        let next = self.streams.len() as u32;
-        let stream = *self.stream_ids.entry(key).or_insert(next);
-        if stream == next {
-            self.streams.push(key);
-        }
+        let stream = self.streams.intern((ev.pid, ev.tid));
         self.recs.push(GpuRec::new(
             ev.ts,
             ev.dur,
@@ -501,21 +495,17 @@ impl<'a> Digest<'a> {
 
 /// What the fold needs to turn a region's numbers into interned ids.
 pub(crate) struct Resolve<'r, 'a> {
-    pub(crate) names: &'r mut RegionNames<'a>,
-    streams: &'r [(IdRaw<'a>, IdRaw<'a>)],
-    stream_ids: Vec<u32>,
-    geometries: &'r [(Option<Dim3>, Option<Dim3>)],
-    geometry_ids: Vec<u32>,
+    pub(crate) names: &'r mut RegionNames<'r, 'a>,
+    streams: Lazy<'r, (IdRaw<'a>, IdRaw<'a>)>,
+    geometries: Lazy<'r, (Option<Dim3>, Option<Dim3>)>,
 }
 
 impl<'r, 'a> Resolve<'r, 'a> {
-    pub(crate) fn new(names: &'r mut RegionNames<'a>, d: &'r Digest<'a>) -> Self {
+    pub(crate) fn new(names: &'r mut RegionNames<'r, 'a>, d: &'r Digest<'a>) -> Self {
         Resolve {
             names,
-            streams: &d.streams,
-            stream_ids: vec![NONE; d.streams.len()],
-            geometries: &d.geometries,
-            geometry_ids: vec![NONE; d.geometries.len()],
+            streams: Lazy::new(d.streams.values()),
+            geometries: Lazy::new(d.geometries.values()),
         }
     }
 }

@@ -91,4 +91,9 @@ impl<T: Hash + Eq + Clone> Interner<T> {
     pub(crate) fn len(&self) -> usize {
         self.values.len()
     }
+
+    /// The values in id order.
+    pub(crate) fn values(&self) -> &[T] {
+        &self.values
+    }
 }

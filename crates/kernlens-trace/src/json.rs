@@ -234,51 +234,16 @@ impl<'a> Cursor<'a> {
     pub(crate) fn number(&mut self) -> Result<&'a [u8], JsonError> {
         let b = self.b;
         let start = self.i;
-        let digits = |from: usize| {
-            b.get(from..)
-                .unwrap_or_default()
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .count()
-        };
-        let mut i = start + usize::from(b.get(start) == Some(&b'-'));
-        match b.get(i) {
-            None => return Err(JsonError::Eof),
-            Some(b'0') => i += 1,
-            Some(b'1'..=b'9') => i += digits(i),
-            Some(_) => return Err(JsonError::Invalid("invalid number")),
-        }
-        let incomplete = |i: usize| {
-            if i >= b.len() {
-                JsonError::Eof
-            } else {
-                JsonError::Invalid("invalid number")
-            }
-        };
-        if b.get(i) == Some(&b'.') {
-            let n = digits(i + 1);
-            if n == 0 {
-                return Err(incomplete(i + 1));
-            }
-            i += 1 + n;
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let n = digits(i);
-            if n == 0 {
-                return Err(incomplete(i));
-            }
-            i += n;
-        }
-        if i >= b.len() {
+        match number_span(b, start) {
             // A number can only be known complete once a following byte is seen.
-            return Err(JsonError::Eof);
+            Ok(end) if end < b.len() => {
+                self.i = end;
+                Ok(&b[start..end])
+            }
+            Ok(_) => Err(JsonError::Eof),
+            Err(at) if at >= b.len() => Err(JsonError::Eof),
+            Err(_) => Err(JsonError::Invalid("invalid number")),
         }
-        self.i = i;
-        Ok(&b[start..i])
     }
 
     #[inline(always)]
@@ -549,6 +514,13 @@ impl<'a> Value<'a> {
 /// fast paths' check; [`Cursor::number`] also tells a cut-short number from a bad one).
 #[inline(always)]
 pub(crate) fn number_end(b: &[u8], p: usize) -> Option<usize> {
+    number_span(b, p).ok()
+}
+
+/// JSON's number grammar from `p`: the end of the number (which may be the end of `b`),
+/// or where a digit was needed and not found (`b.len()` or past when the bytes ran out).
+#[inline(always)]
+fn number_span(b: &[u8], p: usize) -> Result<usize, usize> {
     let digits_from = |mut i: usize| {
         // Eight bytes at a time while they are all digits (timestamps have 13 or more).
         while let Some(w) = b.get(i..i + 8) {
@@ -566,15 +538,15 @@ pub(crate) fn number_end(b: &[u8], p: usize) -> Option<usize> {
         i
     };
     let mut i = p + usize::from(b.get(p) == Some(&b'-'));
-    match b.get(i)? {
-        b'0' => i += 1,
-        b'1'..=b'9' => i = digits_from(i + 1),
-        _ => return None,
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits_from(i + 1),
+        _ => return Err(i),
     }
     if b.get(i) == Some(&b'.') {
         let e = digits_from(i + 1);
         if e == i + 1 {
-            return None;
+            return Err(e);
         }
         i = e;
     }
@@ -585,11 +557,11 @@ pub(crate) fn number_end(b: &[u8], p: usize) -> Option<usize> {
         }
         let e = digits_from(i);
         if e == i {
-            return None;
+            return Err(e);
         }
         i = e;
     }
-    Some(i)
+    Ok(i)
 }
 
 /// How many of the eight bytes of `w` (first byte lowest) are ASCII digits before the

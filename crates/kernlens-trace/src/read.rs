@@ -9,10 +9,10 @@ use std::sync::mpsc::{Receiver, sync_channel};
 
 use flate2::read::MultiGzDecoder;
 
-use crate::collect::{Collector, Digest, NO_NAME, RegionNames, Resolve, names_interned};
+use crate::collect::{Collector, Digest, Lazy, NO_NAME, Resolve, names_interned};
 use crate::error::TraceError;
 use crate::event::{Event, Wanted};
-use crate::intern::Map;
+use crate::intern::Interner;
 use crate::options::Limits;
 use crate::scan::{self, ErrorLog, Located, Problem, Step};
 use crate::source::{Input, TraceSource};
@@ -350,7 +350,7 @@ struct Region<'a> {
     name_ids: Vec<u32>,
     /// The distinct names of the region's events, numbered by the worker (in parallel,
     /// while the bytes are in its cache) so the fold interns each once per region.
-    names: Vec<&'a [u8]>,
+    names: Interner<&'a [u8]>,
     /// Every event read, used or not.
     count: u64,
     /// Problems with the number of events this region had yielded before each.
@@ -383,7 +383,7 @@ fn scan_region<'a>(
         digest: Digest::default(),
         digested: Vec::new(),
         name_ids: Vec::new(),
-        names: Vec::new(),
+        names: Interner::default(),
         count: 0,
         problems: Vec::new(),
         next: start,
@@ -391,7 +391,6 @@ fn scan_region<'a>(
     };
     let mut pos = start;
     let mut fast = scan::Fast::new();
-    let mut numbered: Map<&'a [u8], u32> = Map::default();
     loop {
         while pos < buf.len() && matches!(buf[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
             pos += 1;
@@ -416,12 +415,7 @@ fn scan_region<'a>(
                     let id = if ev.name.escaped || !names_interned(ev.cat) {
                         NO_NAME
                     } else {
-                        let next = r.names.len() as u32;
-                        let id = *numbered.entry(ev.name.raw).or_insert(next);
-                        if id == next {
-                            r.names.push(ev.name.raw);
-                        }
-                        id
+                        r.names.intern(ev.name.raw)
                     };
                     let digested = digest && r.digest.take(ev, id);
                     r.digested.push(digested);
@@ -457,7 +451,7 @@ fn apply_region(r: Region<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog
     for (n, p) in &r.problems {
         log.push(p, base + n);
     }
-    let mut names = RegionNames::new(&r.names);
+    let mut names = Lazy::new(r.names.values());
     let mut resolve = Resolve::new(&mut names, &r.digest);
     let mut events = r.events.into_iter().zip(r.name_ids);
     let mut recs = r.digest.recs.iter();

@@ -421,8 +421,16 @@ pub(crate) fn boundary_after(buf: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// Reads the `kernlens` member of the top-level object, if it precedes `traceEvents`.
-pub(crate) fn prefix_member<'a>(prefix: &'a [u8], member: &str) -> Option<&'a [u8]> {
+/// A top-level member found before `traceEvents`: where its name starts, its value's
+/// range, and where the next member starts (None when no valid separator follows).
+struct PrefixMember {
+    name_at: usize,
+    value: (usize, usize),
+    next_at: Option<usize>,
+}
+
+/// Walks the top-level members that precede `traceEvents` until `member`.
+fn find_prefix_member(prefix: &[u8], member: &str) -> Option<PrefixMember> {
     let start = memchr::memchr(b'{', prefix)?;
     let mut c = Cursor::new(prefix, start);
     let mut stack = Vec::new();
@@ -430,45 +438,39 @@ pub(crate) fn prefix_member<'a>(prefix: &'a [u8], member: &str) -> Option<&'a [u
         return None;
     }
     loop {
+        let name_at = c.i;
         let key = c.key().ok()?;
         if key.eq_str("traceEvents") {
             return None;
         }
-        let at = c.i;
+        let value_at = c.i;
         c.skip_value(&mut stack).ok()?;
+        let value = (value_at, c.i);
+        let more = c.next_or_close(b'}');
         if key.eq_str(member) {
-            return Some(&prefix[at..c.i]);
+            return Some(PrefixMember {
+                name_at,
+                value,
+                next_at: more.is_ok().then_some(c.i),
+            });
         }
-        if !c.next_or_close(b'}').ok()? {
+        if !more.ok()? {
             return None;
         }
     }
 }
 
+/// Reads the `kernlens` member of the top-level object, if it precedes `traceEvents`.
+pub(crate) fn prefix_member<'a>(prefix: &'a [u8], member: &str) -> Option<&'a [u8]> {
+    let m = find_prefix_member(prefix, member)?;
+    prefix.get(m.value.0..m.value.1)
+}
+
 /// The byte range of a top-level member that precedes `traceEvents`, from its name to the
 /// start of the next member (so cutting it out leaves valid JSON).
 pub(crate) fn prefix_member_span(prefix: &[u8], member: &str) -> Option<(usize, usize)> {
-    let start = memchr::memchr(b'{', prefix)?;
-    let mut c = Cursor::new(prefix, start);
-    let mut stack = Vec::new();
-    if !c.open(b'{', b'}').ok()? {
-        return None;
-    }
-    loop {
-        let at = c.i;
-        let key = c.key().ok()?;
-        if key.eq_str("traceEvents") {
-            return None;
-        }
-        c.skip_value(&mut stack).ok()?;
-        let more = c.next_or_close(b'}').ok()?;
-        if key.eq_str(member) {
-            return Some((at, c.i));
-        }
-        if !more {
-            return None;
-        }
-    }
+    let m = find_prefix_member(prefix, member)?;
+    Some((m.name_at, m.next_at?))
 }
 
 #[cfg(test)]
