@@ -336,18 +336,6 @@ fn graph_replay_rows_keep_their_own_grid() {
     }
 }
 
-fn under_recorded_events() -> Vec<Value> {
-    let mut ev = vec![cpu_op("aten::mm", 200)];
-    for c in 5..=8 {
-        ev.push(runtime("hipGraphLaunch", c, None));
-    }
-    ev.push(runtime("hipLaunchKernel", 99, Some(200)));
-    ev.push(kernel("Cijk", 1000.0, 100.0, Some(99)));
-    ev.push(kernel("graph_fused_attn", 1100.0, 100.0, Some(5)));
-    ev.push(kernel("graph_fused_mlp", 10_000_000.0, 100.0, Some(5)));
-    ev
-}
-
 #[test]
 fn under_recorded_replays_are_flagged() {
     let a = run(&trace(&under_recorded_events()));
@@ -524,15 +512,8 @@ fn categories_sum_to_total() {
         json!({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","pid":0,"tid":7,"ts":180.0,"dur":80.0,"args":{}}),
         kernel("elementwise", 290.0, 10.0, None),
     ]));
-    let c = &a.timeline.categories;
     assert_eq!(
-        (
-            c.computation_us,
-            c.communication_us,
-            c.exposed_communication_us,
-            c.memcpy_us,
-            c.idle_us
-        ),
+        categories_tuple(&a.timeline.categories),
         (110.0, 150.0, 100.0, 60.0, 30.0)
     );
     assert_eq!((a.timeline.total_us, a.timeline.busy_us), (300.0, 270.0));

@@ -583,13 +583,7 @@ fn rccl_training_rank_categories_and_device() {
     let t = &a.timeline;
     let c = &t.categories;
     assert_eq!(
-        (
-            c.computation_us,
-            c.communication_us,
-            c.exposed_communication_us,
-            c.memcpy_us,
-            c.idle_us
-        ),
+        categories_tuple(c),
         (25739.303, 71516.523, 55625.224, 2637.529, 2565.652)
     );
     let ns = |us: f64| (us * 1000.0).round() as i64;

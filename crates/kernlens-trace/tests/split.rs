@@ -60,21 +60,9 @@ fn compiled_reduce_overhead_steady_chunk() {
     assert_eq!(coverage_tuple(&p), (8, 8, Some(1.0), 264, false));
 }
 
-fn under_recorded() -> Vec<u8> {
-    let mut ev = vec![cpu_op("aten::mm", 200)];
-    for c in 5..=8 {
-        ev.push(runtime("hipGraphLaunch", c, None));
-    }
-    ev.push(runtime("hipLaunchKernel", 99, Some(200)));
-    ev.push(kernel("Cijk", 1000.0, 100.0, Some(99)));
-    ev.push(kernel("graph_fused_attn", 1100.0, 100.0, Some(5)));
-    ev.push(kernel("graph_fused_mlp", 10_000_000.0, 100.0, Some(5)));
-    trace(&ev)
-}
-
 #[test]
 fn a_chunk_remembers_that_its_source_was_under_recorded() {
-    let src = TraceSource::from_bytes("ur.json", under_recorded());
+    let src = TraceSource::from_bytes("ur.json", trace(&under_recorded_events()));
     let mut chunk = Vec::new();
     let w = TimeWindow::new(0, 2_000_000).unwrap();
     split(&src, w, &mut chunk, &SplitOptions::default()).unwrap();

@@ -114,3 +114,29 @@ pub fn coverage_tuple(g: &kernlens_trace::GraphCoverage) -> (u64, u64, Option<f6
         g.under_recorded,
     )
 }
+
+/// A trace whose graph launches (correlations 5..=8) mostly lost their replays: two
+/// kernels of one replay were recorded, beside one eager `Cijk` launched by `aten::mm`.
+pub fn under_recorded_events() -> Vec<Value> {
+    let mut ev = vec![cpu_op("aten::mm", 200)];
+    for c in 5..=8 {
+        ev.push(runtime("hipGraphLaunch", c, None));
+    }
+    ev.push(runtime("hipLaunchKernel", 99, Some(200)));
+    ev.push(kernel("Cijk", 1000.0, 100.0, Some(99)));
+    ev.push(kernel("graph_fused_attn", 1100.0, 100.0, Some(5)));
+    ev.push(kernel("graph_fused_mlp", 10_000_000.0, 100.0, Some(5)));
+    ev
+}
+
+/// The TraceLens-style categories as one comparable tuple: computation, communication,
+/// exposed communication, memcpy, idle (µs).
+pub fn categories_tuple(c: &kernlens_trace::Categories) -> (f64, f64, f64, f64, f64) {
+    (
+        c.computation_us,
+        c.communication_us,
+        c.exposed_communication_us,
+        c.memcpy_us,
+        c.idle_us,
+    )
+}
