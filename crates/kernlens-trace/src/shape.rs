@@ -114,6 +114,8 @@ pub(crate) struct Shapes {
     last: usize,
     /// The context of the event no shape read, for the shape learned from it.
     before_miss: usize,
+    /// The last miss skipped the tries (predicted), so a shape may read it after all.
+    skipped: bool,
     /// Shapes by last use, most recent first: the few tried after the prediction.
     recent: Vec<usize>,
     hits: u64,
@@ -128,6 +130,7 @@ impl Default for Shapes {
             next: [0; CAPACITY + 1],
             last: 0,
             before_miss: 0,
+            skipped: false,
             recent: Vec::new(),
             hits: 0,
             misses: 0,
@@ -174,8 +177,10 @@ impl Shapes {
             // prediction that was wrong.
             self.before_miss = self.last;
             self.last = MISS;
+            self.skipped = true;
             return None;
         }
+        self.skipped = false;
         let mut found = Found::default();
         let candidates = std::iter::once(guess).chain(
             self.recent
@@ -252,13 +257,16 @@ impl Shapes {
         {
             return;
         }
-        // A shape may read it after all, when only the prediction said no.
+        // A shape may read it after all, when only the prediction said no (after tries,
+        // none did).
         let mut found = Found::default();
-        if let Some(k) = self.recent.iter().copied().find(|&k| {
-            self.shapes
-                .get(k)
-                .is_some_and(|shape| shape.read(text, 0, &mut found).is_some())
-        }) {
+        if self.skipped
+            && let Some(k) = self.recent.iter().copied().find(|&k| {
+                self.shapes
+                    .get(k)
+                    .is_some_and(|shape| shape.read(text, 0, &mut found).is_some())
+            })
+        {
             self.last = self.before_miss;
             self.now_reading(k, true);
             return;
