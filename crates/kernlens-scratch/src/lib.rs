@@ -53,6 +53,7 @@ pub mod gitcli;
 pub mod layout;
 pub mod location;
 pub mod mounts;
+mod nofollow;
 pub mod owner;
 mod pack;
 pub mod patch;
