@@ -107,7 +107,6 @@ impl OutDir {
     }
 }
 
-
 /// Source files under excluded directories now, with size and mtime.
 fn excluded_sources(root: &Path, exclude: &PathFilter) -> Vec<DriftEntry> {
     let mut out = Vec::new();

@@ -206,10 +206,7 @@ pub fn check_copy_root(
                 return refuse("it is the home directory".into());
             }
             if is_dir && h.starts_with(root) {
-                return refuse(format!(
-                    "it holds the home directory '{}'",
-                    home.display()
-                ));
+                return refuse(format!("it holds the home directory '{}'", home.display()));
             }
         }
     }

@@ -286,10 +286,18 @@ impl Claim {
 /// Claim a relocated location: create the session directory (mode 0700; an existing one of ours
 /// is made 0700, a symlink or another user's directory is refused), write the owner marker and
 /// namespace record, clear an earlier release, and sweep the local root sparing this session.
-/// Returns the open session directory with the report, so the caller builds below it without
-/// following a link swapped in since. A local location needs no claim: `None` and an empty
-/// report.
+/// A local location needs no claim and gets an empty report.
 pub fn claim_location(
+    location: &ScratchLocation,
+    claim: &Claim,
+    probe: &dyn LivenessProbe,
+) -> Result<SweepReport, PrepareError> {
+    claim_location_open(location, claim, probe).map(|(_, report)| report)
+}
+
+/// [`claim_location`], also returning the open session directory (`None` for a local
+/// location), so the caller builds below it without following a link swapped in since.
+pub(crate) fn claim_location_open(
     location: &ScratchLocation,
     claim: &Claim,
     probe: &dyn LivenessProbe,
@@ -314,11 +322,7 @@ pub fn claim_location(
     NsIdentity::current()
         .write_at(&session_fd)
         .map_err(|e| PrepareError::io("write namespace record in", session_dir, e))?;
-    match rustix::fs::unlinkat(
-        &session_fd,
-        RELEASED_FILE,
-        rustix::fs::AtFlags::empty(),
-    ) {
+    match rustix::fs::unlinkat(&session_fd, RELEASED_FILE, rustix::fs::AtFlags::empty()) {
         Ok(()) | Err(rustix::io::Errno::NOENT) => {}
         Err(e) => return Err(PrepareError::io("clear release of", session_dir, e.into())),
     }
@@ -333,7 +337,11 @@ pub fn claim_location(
             path,
             source,
         },
-        other => PrepareError::io("sweep", local_root, std::io::Error::other(other.to_string())),
+        other => PrepareError::io(
+            "sweep",
+            local_root,
+            std::io::Error::other(other.to_string()),
+        ),
     })?;
     Ok((Some(session_fd), report))
 }

@@ -235,7 +235,11 @@ mod tests {
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         assert!(!out.join("f").symlink_metadata().unwrap().is_symlink());
         assert_eq!(std::fs::read(out.join("f")).unwrap(), b"new");
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "no temp file left");
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            1,
+            "no temp file left"
+        );
     }
 
     #[test]

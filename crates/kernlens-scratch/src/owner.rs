@@ -119,7 +119,6 @@ impl std::fmt::Display for OwnerMarker {
     }
 }
 
-
 /// Write `dir/name` atomically without following a link at `dir` or at `name`.
 fn write_marker(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let fd = open_dir_nofollow(dir)?;

@@ -11,7 +11,7 @@ use crate::branch::{branch_name, check_branch};
 use crate::copy::copy_layout;
 use crate::error::{PrepareError, ScratchError};
 use crate::layout::{check_copy_root, find_layout};
-use crate::location::{Claim, LocationRequest, ScratchEnv, claim_location, plan_location};
+use crate::location::{Claim, LocationRequest, ScratchEnv, claim_location_open, plan_location};
 use crate::mounts::MountTable;
 use crate::nofollow::{PRIVATE_DIR_MODE, make_private, open_root, own_dir_at};
 use crate::owner::{Liveness, LivenessProbe, OwnerMarker, SystemProbe, marker_liveness};
@@ -132,7 +132,7 @@ pub fn prepare_with(
     let me = OwnerMarker::current();
     let owner = request.owner.unwrap_or(me);
     let claim = Claim::new(owner).with_sweep(request.sweep.clone());
-    let (session_fd, sweep) = claim_location(&location, &claim, probe)?;
+    let (session_fd, sweep) = claim_location_open(&location, &claim, probe)?;
     let parent = location
         .worktree
         .parent()
@@ -354,7 +354,8 @@ pub fn release(ws: &Workspace) -> Result<Option<PathBuf>, ScratchError> {
     let Some(session_dir) = ws.worktree.parent().and_then(Path::parent) else {
         return Err(ScratchError::NotAWorkspace {
             path: ws.worktree.clone(),
-            why: "a relocated worktree must sit at <local_root>/<session>/<attempt>/worktree".into(),
+            why: "a relocated worktree must sit at <local_root>/<session>/<attempt>/worktree"
+                .into(),
         });
     };
     let fd = crate::nofollow::open_dir_nofollow(session_dir)
