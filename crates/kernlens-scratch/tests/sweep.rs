@@ -424,3 +424,39 @@ fn a_marker_planted_as_a_symlink_is_not_ours_and_the_session_is_kept() {
     assert_eq!(report.kept_unknown.len(), 1, "{report:?}");
     assert!(planted.join("matmul/worktree/kernel.py").exists());
 }
+
+#[test]
+fn a_dead_session_younger_than_the_grace_period_is_kept_as_recent_and_removed_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = tmp.path().join("local");
+    session(&local, "dead", Some("4194303:0\n"));
+    let hour = std::time::Duration::from_secs(3600);
+    let now = std::time::SystemTime::now();
+    let options = SweepOptions::default().with_grace(hour).with_now(now);
+    let report = sweep(&local, &options, &SystemProbe::new()).unwrap();
+    let root = local.canonicalize().unwrap();
+    assert_eq!(report.kept_recent, vec![root.join("dead")]);
+    assert!(report.removed.is_empty());
+    let later = options.with_now(now + 2 * hour);
+    let report = sweep(&local, &later, &SystemProbe::new()).unwrap();
+    assert_eq!(report.removed, vec![root.join("dead")]);
+}
+
+#[test]
+fn a_release_record_without_an_owner_marker_makes_nothing_ours() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = tmp.path().join("local");
+    let dir = session(&local, "stray", None);
+    std::fs::write(dir.join(".released"), "released_unix=0\n").unwrap();
+    let report = sweep(&local, &no_grace(), &SystemProbe::new()).unwrap();
+    assert_eq!(report.kept_unowned.len(), 1);
+    assert!(dir.join("matmul/worktree/kernel.py").exists());
+}
+
+#[test]
+fn a_local_root_that_is_a_file_is_an_error_not_a_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    assert!(sweep(&file, &no_grace(), &SystemProbe::new()).is_err());
+}
