@@ -566,6 +566,14 @@ impl Network {
     }
 }
 
+/// `package` created beside the output `<tmp>/runs/s/a`: the output and the worktree path.
+fn local_workspace(tmp: &Path) -> (PathBuf, String) {
+    let src = package(tmp);
+    let output = tmp.join("runs/s/a");
+    let v = ok_json(&create(&src, &output, &[], &[]));
+    (output, v["worktree"].as_str().unwrap().to_owned())
+}
+
 fn ok_json(out: &Output) -> serde_json::Value {
     assert!(
         out.status.success(),
@@ -749,9 +757,7 @@ fn a_new_claim_of_a_released_session_clears_the_release() {
 #[test]
 fn release_of_a_worktree_beside_its_output_releases_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = package(tmp.path());
-    let v = ok_json(&create(&src, &tmp.path().join("runs/s/a"), &[], &[]));
-    let worktree = v["worktree"].as_str().unwrap().to_owned();
+    let (_, worktree) = local_workspace(tmp.path());
     let released = ok_json(&kernlens(&["scratch", "release", &worktree], &[]));
     assert_eq!(released["released"], false);
     assert!(Path::new(&worktree).join("aiter/ops/k.py").is_file());
@@ -904,10 +910,7 @@ fn a_link_inside_the_package_pointing_outside_stays_a_link_and_is_warned_about()
 #[test]
 fn scratch_diff_replaces_links_in_its_output_directory_instead_of_writing_through_them() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = package(tmp.path());
-    let output = tmp.path().join("runs/s/a");
-    let v = ok_json(&create(&src, &output, &[], &[]));
-    let worktree = v["worktree"].as_str().unwrap().to_owned();
+    let (output, worktree) = local_workspace(tmp.path());
     std::fs::write(
         Path::new(&worktree).join("aiter/ops/k.py"),
         "def k(x):\n    return 3\n",
@@ -944,10 +947,7 @@ fn scratch_diff_replaces_links_in_its_output_directory_instead_of_writing_throug
 #[test]
 fn scratch_diff_refuses_a_linked_directory_in_its_output_directory() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = package(tmp.path());
-    let output = tmp.path().join("runs/s/a");
-    let v = ok_json(&create(&src, &output, &[], &[]));
-    let worktree = v["worktree"].as_str().unwrap().to_owned();
+    let (output, worktree) = local_workspace(tmp.path());
     std::fs::write(Path::new(&worktree).join("aiter/ops/k.py"), "X = 1\n").unwrap();
     let elsewhere = tmp.path().join("elsewhere");
     write(&elsewhere.join("keep"), "mine");
