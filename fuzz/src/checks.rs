@@ -562,7 +562,22 @@ pub fn scratch_export(data: &[u8]) {
         return;
     }
     let out_dir = tmp.path().join("export");
+    // Links planted where the export writes (issue 14): the export must replace them, never
+    // write through them, so the victim keeps its bytes whatever the input.
+    let victim = tmp.path().join("victim");
+    let planted = std::fs::create_dir_all(&out_dir).is_ok()
+        && std::fs::write(&victim, b"not kernlens's").is_ok()
+        && std::os::unix::fs::symlink(&victim, out_dir.join("scratch.patch")).is_ok()
+        && std::os::unix::fs::symlink(&victim, out_dir.join("export.json")).is_ok();
+    if !planted {
+        return;
+    }
     let report = export(&ws, &ExportRequest::new(None, Some(out_dir.clone())));
+    let victim_bytes = std::fs::read(&victim).unwrap_or_default();
+    assert!(
+        victim_bytes == b"not kernlens's",
+        "export wrote through a link planted in its output directory"
+    );
     if old == new {
         assert!(report.is_err() || report.is_ok_and(|r| r.changes.is_empty()));
         return;
@@ -571,6 +586,10 @@ pub fn scratch_export(data: &[u8]) {
         Ok(r) => r,
         Err(e) => panic!("export of a changed kernel failed: {e}"),
     };
+    for name in ["scratch.patch", "export.json"] {
+        let is_file = std::fs::symlink_metadata(out_dir.join(name)).is_ok_and(|m| m.is_file());
+        assert!(is_file, "{name} in the export is not a regular file");
+    }
     assert_eq!(
         report.changes.len(),
         1,

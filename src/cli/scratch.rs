@@ -1,18 +1,22 @@
-//! `kernlens scratch create|diff|sweep`: the scratch-workspace lifecycle.
+//! `kernlens scratch create|diff|release|sweep`: the scratch-workspace lifecycle.
 //!
-//! This is the edge: it reads the environment and the mount table once and hands them to the
-//! library as values.
+//! This is the edge: it reads the environment, the mount table and the password database's
+//! home directories once and hands them to the library as values. The hidden
+//! `--mount-table FILE` flag of `create` replaces `/proc/self/mountinfo` with a file in the same
+//! format, which is how the tests drive the network-filesystem path (relocation, ownership,
+//! sweeping) through this binary without mounting anything.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use kernlens_scratch::PrepareError;
 use kernlens_scratch::export::{ExportRequest, export};
-use kernlens_scratch::location::{LocationRequest, ScratchEnv};
+use kernlens_scratch::location::{LocationRequest, ScratchEnv, passwd_homes};
 use kernlens_scratch::mounts::MountTable;
-use kernlens_scratch::owner::SystemProbe;
-use kernlens_scratch::prepare::{PrepareRequest, prepare};
-use kernlens_scratch::sweep::sweep;
+use kernlens_scratch::owner::{OwnerMarker, SystemProbe};
+use kernlens_scratch::prepare::{PrepareRequest, prepare, release};
+use kernlens_scratch::sweep::{DEFAULT_GRACE, SweepOptions, sweep};
 use kernlens_scratch::workspace::Workspace;
 use serde_json::{Value, json};
 
@@ -49,9 +53,22 @@ enum Action {
         /// Copy this repository directory whole instead of the package.
         #[arg(long)]
         repo: Option<PathBuf>,
+        /// The process that will use the worktree and owns the session (default: the process
+        /// that ran this command). A relocated session is swept only after its owner exits.
+        #[arg(long, value_name = "PID")]
+        owner_pid: Option<u32>,
+        /// Grace period for the sweep a relocated create runs: sessions whose marker is younger
+        /// are kept even when their owner is gone (default: 86400, a day).
+        #[arg(long, value_name = "SECONDS")]
+        grace_secs: Option<u64>,
         /// Read this mount table instead of /proc/self/mountinfo (for tests and odd systems).
         #[arg(long, hide = true)]
         mount_table: Option<PathBuf>,
+    },
+    /// Mark a relocated scratch session done, so the next sweep removes it.
+    Release {
+        /// The scratch worktree.
+        scratch_dir: PathBuf,
     },
     /// Export what changed in a scratch worktree: per-file copies, a patch, export.json.
     Diff {
@@ -69,6 +86,10 @@ enum Action {
         /// The local scratch root (default: from KERNLENS_LOCAL_SCRATCH_ROOT, XDG_CACHE_HOME or HOME).
         #[arg(long)]
         local_root: Option<PathBuf>,
+        /// Keep sessions whose marker is younger than this even when their owner is gone
+        /// (default: 86400, a day).
+        #[arg(long, value_name = "SECONDS")]
+        grace_secs: Option<u64>,
     },
 }
 
@@ -78,6 +99,46 @@ fn env_from_process() -> ScratchEnv {
         std::env::var("XDG_CACHE_HOME").ok(),
         std::env::var_os("HOME").map(PathBuf::from),
     )
+    .with_home_dirs(
+        std::fs::read_to_string("/etc/passwd")
+            .map(|text| passwd_homes(&text))
+            .unwrap_or_default(),
+    )
+}
+
+fn sweep_options(grace_secs: Option<u64>) -> SweepOptions {
+    SweepOptions::default().with_grace(grace_secs.map_or(DEFAULT_GRACE, Duration::from_secs))
+}
+
+/// The session owner: `--owner-pid` (which must run), else this command's caller. Warnings say
+/// when the owner cannot be what the caller meant.
+fn owner(owner_pid: Option<u32>) -> Result<(OwnerMarker, Vec<String>), Failure> {
+    if let Some(pid) = owner_pid {
+        let marker = OwnerMarker::of_pid(pid).ok_or_else(|| {
+            Failure::new(
+                "scratch create",
+                format!("--owner-pid {pid}: no such running process"),
+            )
+        })?;
+        return Ok((marker, Vec::new()));
+    }
+    match OwnerMarker::parent() {
+        Some(parent) if parent.pid == 1 => Ok((
+            parent,
+            vec![
+                "owner_is_init: this command's parent is pid 1, which never exits; the session stays until `kernlens scratch release`"
+                    .to_owned(),
+            ],
+        )),
+        Some(parent) => Ok((parent, Vec::new())),
+        None => Ok((
+            OwnerMarker::current(),
+            vec![
+                "owner_is_this_command: the parent process cannot be read; pass --owner-pid, or the session is swept once the grace period ends"
+                    .to_owned(),
+            ],
+        )),
+    }
 }
 
 fn mount_table(explicit: Option<PathBuf>) -> MountTable {
@@ -126,8 +187,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             attempt,
             branch,
             repo,
+            owner_pid,
+            grace_secs,
             mount_table: table,
         } => {
+            let (owner, owner_warnings) = owner(owner_pid)?;
             let mut location = LocationRequest::new(output);
             location.session = session;
             location.attempt = attempt;
@@ -136,8 +200,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             request.repo_hint = repo;
             request.env = env_from_process();
             request.mounts = mount_table(table);
+            request = request
+                .with_owner(owner)
+                .with_sweep(sweep_options(grace_secs));
             match prepare(&request) {
-                Ok(ws) => {
+                Ok(mut ws) => {
+                    ws.warnings.extend(owner_warnings);
                     let mut body = with_header("create", encode(&ws)?);
                     if let Value::Object(map) = &mut body {
                         map.insert("sweep".into(), encode(&ws.sweep)?);
@@ -173,7 +241,24 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             print(&with_header("diff", encode(&report)?))?;
             Ok(ExitCode::SUCCESS)
         }
-        Action::Sweep { local_root } => {
+        Action::Release { scratch_dir } => {
+            let ws =
+                Workspace::open(&scratch_dir).map_err(|e| Failure::new("scratch release", e))?;
+            let session = release(&ws).map_err(|e| Failure::new("scratch release", e))?;
+            let body = match session {
+                Some(dir) => json!({"released": true, "session_dir": dir}),
+                None => json!({
+                    "released": false,
+                    "why": "the worktree sits beside its output and is never swept; remove it yourself when done",
+                }),
+            };
+            print(&with_header("release", body))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Action::Sweep {
+            local_root,
+            grace_secs,
+        } => {
             let root = match local_root {
                 Some(r) => r,
                 None => env_from_process().local_root().0.ok_or_else(|| {
@@ -183,7 +268,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                     )
                 })?,
             };
-            let report = sweep(&root, None, &SystemProbe::new());
+            let report = sweep(&root, &sweep_options(grace_secs), &SystemProbe::new())
+                .map_err(|e| Failure::new("scratch sweep", e))?;
             let mut body = with_header("sweep", encode(&report)?);
             if let Value::Object(map) = &mut body {
                 map.insert("local_root".into(), json!(root));

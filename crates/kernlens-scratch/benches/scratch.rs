@@ -22,7 +22,7 @@ use kernlens_scratch::changes::changes;
 use kernlens_scratch::location::LocationRequest;
 use kernlens_scratch::owner::{OwnerMarker, SystemProbe};
 use kernlens_scratch::prepare::{PrepareRequest, prepare};
-use kernlens_scratch::sweep::sweep;
+use kernlens_scratch::sweep::{SweepOptions, sweep};
 
 fn write(path: &Path, bytes: &[u8]) {
     if let Some(p) = path.parent() {
@@ -217,7 +217,7 @@ fn main() {
     let probe = SystemProbe::new();
     c.bench_function("T4 sweep 1000 live sessions", |b| {
         b.iter(|| {
-            let r = sweep(&local, None, &probe);
+            let r = sweep(&local, &SweepOptions::default(), &probe).expect("sweep");
             assert_eq!(r.kept_alive.len(), 1000);
         })
     });

@@ -26,13 +26,35 @@ pub fn branch_name(session: &str, kernel_stem: &str, rng: &mut fastrand::Rng) ->
     )
 }
 
-/// Check a caller-given branch: strip `refs/heads/`, refuse empty and protected names, and
-/// require a valid ref name. Returns the short name.
+/// Why git itself refuses `short` as a branch name although `refs/heads/<short>` is a valid
+/// ref: `HEAD` and `@` name the current commit, and a leading `-` reads as an option to every
+/// git command that takes the branch.
+fn git_refuses_as_branch(short: &str) -> Option<&'static str> {
+    if short == "HEAD" {
+        Some("'HEAD' names the current commit, not a branch")
+    } else if short == "@" {
+        Some("'@' is git's shorthand for HEAD")
+    } else if short.starts_with('-') {
+        Some("a branch name must not start with '-'")
+    } else {
+        None
+    }
+}
+
+/// Check a caller-given branch: strip `refs/heads/`, refuse empty and protected names, names
+/// git refuses as branches (`HEAD`, `@`, a leading `-`), and anything that is not a valid ref
+/// name by git's ref-format rules (gix-validate). Returns the short name.
 pub fn check_branch(branch: &str, policy: &ScratchPolicy) -> Result<String, PrepareError> {
     let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
     if short.is_empty() || policy.protected_branches.iter().any(|p| p == short) {
         return Err(PrepareError::ProtectedBranch {
             name: short.to_owned(),
+        });
+    }
+    if let Some(why) = git_refuses_as_branch(short) {
+        return Err(PrepareError::InvalidBranch {
+            name: branch.to_owned(),
+            why: why.to_owned(),
         });
     }
     let full = format!("refs/heads/{short}");
@@ -62,7 +84,22 @@ mod tests {
     #[test]
     fn invalid_ref_names_are_invalid_branch() {
         let p = ScratchPolicy::default();
-        for b in ["a..b", "x y", "x~1", "end.lock", "a//b", "-x:y"] {
+        for b in [
+            "a..b",
+            "x y",
+            "x~1",
+            "end.lock",
+            "a//b",
+            "-x:y",
+            "HEAD",
+            "refs/heads/HEAD",
+            "@",
+            "-x",
+            "--force",
+            "a@{1}",
+            "a/.b",
+            "a\\b",
+        ] {
             assert!(
                 matches!(check_branch(b, &p), Err(PrepareError::InvalidBranch { .. })),
                 "{b:?}"

@@ -2,10 +2,13 @@
 //! recreated as links and never followed, permissions and mtimes kept.
 
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{Mode, OFlags};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -69,6 +72,15 @@ impl Walk<'_> {
     ) -> Result<(), PrepareError> {
         let ft = meta.file_type();
         if ft.is_symlink() {
+            if let Ok(target) = std::fs::read_link(src)
+                && link_leaves_tree(rel, &target)
+            {
+                self.outcome.warnings.push(format!(
+                    "link_outside_copy: '{}' is a link to '{}', outside the copied tree; it stays a link, so writes through it would land outside the scratch copy",
+                    String::from_utf8_lossy(rel),
+                    target.display()
+                ));
+            }
             self.items.push(Item::Link {
                 src: src.to_path_buf(),
                 dst: dst.to_path_buf(),
@@ -105,7 +117,8 @@ impl Walk<'_> {
                 )?;
             }
         } else if ft.is_file() {
-            self.bytes += meta.len();
+            // Allocated size: a sparse file costs what its data takes, and is copied sparsely.
+            self.bytes = self.bytes.saturating_add(meta.blocks().saturating_mul(512));
             if self.bytes > self.max {
                 return Err(PrepareError::CopyTooLarge {
                     root: self.root.to_path_buf(),
@@ -134,23 +147,152 @@ impl Walk<'_> {
     }
 }
 
-/// Set `dst`'s mtime (and atime) to `meta`'s without following a symlink.
-fn keep_times(dst: &Path, meta: &std::fs::Metadata) -> std::io::Result<()> {
+/// Whether a link at worktree-relative `rel` whose target text is `target` can resolve outside
+/// the copied tree: an absolute target, or a relative one whose `..` climbs above the top.
+fn link_leaves_tree(rel: &[u8], target: &Path) -> bool {
+    if target.is_absolute() {
+        return true;
+    }
+    // The link's directory depth below the worktree top.
+    let mut depth = rel.iter().filter(|b| **b == b'/').count();
+    for component in target.components() {
+        match component {
+            Component::ParentDir => {
+                if depth == 0 {
+                    return true;
+                }
+                depth -= 1;
+            }
+            Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Copy the regular file `src` to the new file `dst`: opened without following a link (one
+/// swapped in since the walk is an error, never a read of its target), data ranges only, so
+/// holes stay holes (`SEEK_DATA`/`SEEK_HOLE`), through `copy_file_range` (a reflink where the
+/// filesystem offers one) with a read/write fallback. Keeps permission bits and times. Returns
+/// the data bytes copied.
+fn copy_file(src: &Path, dst: &Path) -> Result<u64, PrepareError> {
+    let from = rustix::fs::open(
+        src,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| PrepareError::io("open", src, e.into()))?;
+    let st = rustix::fs::fstat(&from).map_err(|e| PrepareError::io("stat", src, e.into()))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(PrepareError::io(
+            "copy",
+            src,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "it is no longer a regular file",
+            ),
+        ));
+    }
+    let to = rustix::fs::open(
+        dst,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(|e| PrepareError::io("create", dst, e.into()))?;
+    let size = u64::try_from(st.st_size).unwrap_or(0);
+    let copied = copy_data(&from, &to, size).map_err(|e| PrepareError::io("copy", src, e))?;
+    // Holes at the end leave the length short: setting it allocates nothing.
+    rustix::fs::ftruncate(&to, size).map_err(|e| PrepareError::io("size", dst, e.into()))?;
+    rustix::fs::fchmod(&to, Mode::from_raw_mode(st.st_mode & 0o7777))
+        .map_err(|e| PrepareError::io("set mode of", dst, e.into()))?;
     let ts = |s: i64, ns: i64| rustix::fs::Timespec {
         tv_sec: s,
         tv_nsec: ns as _,
     };
     let times = rustix::fs::Timestamps {
-        last_access: ts(meta.atime(), meta.atime_nsec()),
-        last_modification: ts(meta.mtime(), meta.mtime_nsec()),
+        last_access: ts(st.st_atime as i64, st.st_atime_nsec as i64),
+        last_modification: ts(st.st_mtime as i64, st.st_mtime_nsec as i64),
     };
-    rustix::fs::utimensat(
-        rustix::fs::CWD,
-        dst,
-        &times,
-        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-    )?;
-    Ok(())
+    rustix::fs::futimens(&to, &times)
+        .map_err(|e| PrepareError::io("set times of", dst, e.into()))?;
+    Ok(copied)
+}
+
+/// The data ranges of `from` (`size` bytes long) as `(start, end)` pairs, by `SEEK_DATA` and
+/// `SEEK_HOLE`; the whole file where the filesystem cannot say.
+fn data_ranges(from: &OwnedFd, size: u64) -> Vec<(u64, u64)> {
+    use rustix::fs::SeekFrom;
+    let mut ranges = Vec::new();
+    let mut pos = 0u64;
+    while pos < size {
+        let start = match rustix::fs::seek(from, SeekFrom::Data(pos)) {
+            Ok(s) => s,
+            // ENXIO: no data after `pos`, only a hole to the end.
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(_) => return vec![(0, size)],
+        };
+        let end = rustix::fs::seek(from, SeekFrom::Hole(start)).map_or(size, |e| e.min(size));
+        if end <= start {
+            break;
+        }
+        ranges.push((start, end));
+        pos = end;
+    }
+    ranges
+}
+
+/// Copy `from`'s data ranges to the same offsets of `to`.
+fn copy_data(from: &OwnedFd, to: &OwnedFd, size: u64) -> std::io::Result<u64> {
+    let mut copied = 0u64;
+    let mut kernel_copy = true;
+    let mut buf = Vec::new();
+    for (start, end) in data_ranges(from, size) {
+        let mut off_in = start;
+        let mut off_out = start;
+        while off_in < end {
+            let want = usize::try_from(end - off_in)
+                .unwrap_or(usize::MAX)
+                .min(1 << 30);
+            if kernel_copy {
+                match rustix::fs::copy_file_range(
+                    from,
+                    Some(&mut off_in),
+                    to,
+                    Some(&mut off_out),
+                    want,
+                ) {
+                    // The file shrank under us: stop at what is there.
+                    Ok(0) => break,
+                    Ok(n) => {
+                        copied += n as u64;
+                        continue;
+                    }
+                    // Not offered between these files: fall back to plain reads and writes.
+                    Err(
+                        rustix::io::Errno::XDEV
+                        | rustix::io::Errno::NOSYS
+                        | rustix::io::Errno::INVAL
+                        | rustix::io::Errno::OPNOTSUPP
+                        | rustix::io::Errno::PERM,
+                    ) => kernel_copy = false,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            buf.resize(want.min(1 << 20), 0);
+            let n = rustix::io::pread(from, &mut buf[..], off_in)?;
+            if n == 0 {
+                break;
+            }
+            let mut written = 0;
+            while written < n {
+                written += rustix::io::pwrite(to, &buf[written..n], off_out + written as u64)?;
+            }
+            off_in += n as u64;
+            off_out += n as u64;
+            copied += n as u64;
+        }
+    }
+    Ok(copied)
 }
 
 fn copy_item(item: &Item, copied: &AtomicU64) -> Result<(), PrepareError> {
@@ -163,13 +305,8 @@ fn copy_item(item: &Item, copied: &AtomicU64) -> Result<(), PrepareError> {
                 .map_err(|e| PrepareError::io("create link", dst, e))?;
         }
         Item::File { src, dst } => {
-            // std's copy uses copy_file_range (a reflink where the filesystem offers one) and keeps
-            // the permission bits.
-            let n = std::fs::copy(src, dst).map_err(|e| PrepareError::io("copy", src, e))?;
+            let n = copy_file(src, dst)?;
             copied.fetch_add(n, Ordering::Relaxed);
-            let meta =
-                std::fs::symlink_metadata(src).map_err(|e| PrepareError::io("stat", src, e))?;
-            keep_times(dst, &meta).map_err(|e| PrepareError::io("set times of", dst, e))?;
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! Export: the kernel file, per-file copies, the patch, a manifest, and a drift report for edits
 //! under excluded paths that the patch cannot carry.
 
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -10,6 +11,7 @@ use crate::baseline::read_drift_manifest;
 use crate::changes::{Change, ChangeStatus, classify, compare, rel_path};
 use crate::copy::{DriftEntry, mtime_ns};
 use crate::error::ScratchError;
+use crate::nofollow::{open_root, own_dir_at, read_nofollow, write_atomic_below};
 use crate::patch::write_patch;
 use crate::pattern::PathFilter;
 use crate::policy::is_drift_source;
@@ -78,12 +80,31 @@ pub struct ExportReport {
     pub out_dir: PathBuf,
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ScratchError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| ScratchError::io("create directory", parent, e))?;
+/// The export directory, open: its parent is the caller's (created if missing, links followed),
+/// the directory itself is created 0700 and must not be a symlink.
+struct OutDir {
+    path: PathBuf,
+    fd: OwnedFd,
+}
+
+impl OutDir {
+    fn open(path: &Path) -> Result<OutDir, ScratchError> {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let create = |e| ScratchError::io("create directory", &path, e);
+        let fd = match (path.parent(), path.file_name()) {
+            (Some(up), Some(name)) => own_dir_at(&open_root(up).map_err(create)?, name),
+            _ => open_root(&path),
+        }
+        .map_err(create)?;
+        Ok(OutDir { path, fd })
     }
-    std::fs::write(path, bytes).map_err(|e| ScratchError::io("write", path, e))
+
+    /// Write `rel` below the directory atomically (temp file, fsync, rename); a symlink at the
+    /// target is replaced, a symlinked directory on the way is refused.
+    fn write(&self, rel: &Path, bytes: &[u8]) -> Result<(), ScratchError> {
+        write_atomic_below(&self.fd, rel, bytes, 0o644)
+            .map_err(|e| ScratchError::io("write", self.path.join(rel), e))
+    }
 }
 
 /// Source files under excluded directories now, with size and mtime.
@@ -167,16 +188,16 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
             commit: best.clone(),
         });
     }
-    std::fs::create_dir_all(&out_dir)
-        .map_err(|e| ScratchError::io("create directory", &out_dir, e))?;
+    let out = OutDir::open(&out_dir)?;
+    let out_dir = out.path.clone();
 
     let ext = Path::new(&ws.meta.kernel_rel)
         .extension()
         .map_or_else(|| "py".to_owned(), |e| e.to_string_lossy().into_owned());
-    let primary = out_dir.join(format!("v1_scratch.{ext}"));
+    let primary = PathBuf::from(format!("v1_scratch.{ext}"));
     let kernel_key = ws.meta.kernel_rel.as_bytes();
     match (&cmp.source, cmp.new.get(kernel_key)) {
-        (_, Some(side)) => write_file(&primary, &cmp.new_bytes(kernel_key, *side)?)?,
+        (_, Some(side)) => out.write(&primary, &cmp.new_bytes(kernel_key, *side)?)?,
         (crate::changes::NewSource::Repo, None) => {
             return Err(ScratchError::PrimaryMissingAtBest {
                 kernel_rel: ws.meta.kernel_rel.clone(),
@@ -193,10 +214,8 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
 
     for item in &loaded {
         if item.change.status != ChangeStatus::Deleted {
-            write_file(
-                &out_dir
-                    .join("files")
-                    .join(rel_path(item.change.path_bytes())),
+            out.write(
+                &Path::new("files").join(rel_path(item.change.path_bytes())),
                 &item.new,
             )?;
         }
@@ -206,7 +225,7 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
     if !loaded.is_empty() {
         let patch = write_patch(&cmp, &loaded)?;
         patch_bytes = patch.len() as u64;
-        write_file(&out_dir.join("scratch.patch"), &patch)?;
+        out.write(Path::new("scratch.patch"), &patch)?;
     }
     let changes: Vec<Change> = loaded.into_iter().map(|l| l.change).collect();
 
@@ -218,9 +237,9 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
         ));
         let src = ws.worktree.join(&item.path);
         if item.state != DriftState::Vanished
-            && let Ok(bytes) = std::fs::read(&src)
+            && let Ok(bytes) = read_nofollow(&src)
         {
-            write_file(&out_dir.join("files_excluded").join(&item.path), &bytes)?;
+            out.write(&Path::new("files_excluded").join(&item.path), &bytes)?;
         }
     }
 
@@ -255,6 +274,6 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
     };
     let json = serde_json::to_vec_pretty(&manifest)
         .map_err(|e| ScratchError::io("encode", &out_dir, std::io::Error::other(e)))?;
-    write_file(&out_dir.join("export.json"), &json)?;
+    out.write(Path::new("export.json"), &json)?;
     Ok(report)
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::PrepareError;
+use crate::location::ScratchEnv;
 
 /// How the copy root was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -55,8 +56,9 @@ fn rel_string(path: &Path, base: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Choose the copy root for `source_file` (made absolute and its directory canonicalised;
-/// the file name itself is kept so a symlinked module is copied as the link).
+/// Choose the copy root for `source_file`, resolved to its real path first: a kernel file that
+/// is a link (or sits under a linked directory) is laid out, and copied, where its bytes really
+/// are, so the worktree holds a file and edits never land in the original through a link.
 pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layout, PrepareError> {
     let missing = || PrepareError::SourceMissing {
         path: source_file.to_path_buf(),
@@ -68,14 +70,21 @@ pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layou
         return Err(missing());
     }
     let absolute = std::path::absolute(source_file).map_err(|_| missing())?;
-    let (Some(parent), Some(file_name)) = (absolute.parent(), absolute.file_name()) else {
+    let source = source_file
+        .canonicalize()
+        .map_err(|e| PrepareError::io("resolve", source_file, e))?;
+    let (Some(dir), Some(file_name)) = (source.parent().map(Path::to_path_buf), source.file_name())
+    else {
         return Err(missing());
     };
-    let dir = parent
-        .canonicalize()
-        .map_err(|e| PrepareError::io("resolve directory of", source_file, e))?;
-    let source = dir.join(file_name);
     let mut warnings = Vec::new();
+    if source != absolute {
+        warnings.push(format!(
+            "source_resolved: '{}' resolves to '{}'; the copy is made from the real path",
+            absolute.display(),
+            source.display()
+        ));
+    }
 
     if let Some(hint) = repo_hint {
         let hint = hint
@@ -165,35 +174,58 @@ fn directory_layout(
     })
 }
 
-/// Refuse copy roots that are too broad: `/`, `home`, a `site-packages`/`dist-packages`
-/// directory (outside `SingleFile` mode), or an ancestor of (or equal to) the planned worktree.
+/// Refuse copy roots that are too broad: `/`, `$HOME` or any ancestor of it, any directory
+/// that is or holds a user's home directory (`env.home_dirs`, such as `/home`), a
+/// `site-packages`/`dist-packages` directory (outside `SingleFile` mode), or an ancestor of (or
+/// equal to) the planned worktree.
 pub fn check_copy_root(
     layout: &Layout,
-    home: Option<&Path>,
+    env: &ScratchEnv,
     worktree: &Path,
 ) -> Result<(), PrepareError> {
     let root = &layout.copy_root;
-    let refuse = |why: &str| {
+    let refuse = |why: String| {
         Err(PrepareError::RefuseCopyRoot {
             root: root.clone(),
-            why: why.to_owned(),
+            why,
         })
     };
     if root.parent().is_none() {
-        return refuse("it is the filesystem root");
+        return refuse("it is the filesystem root".into());
     }
-    if let Some(home) = home {
-        let home_c = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
-        if *root == home_c || root == home {
-            return refuse("it is the home directory");
+    // A single module is one file: it holds no home directory.
+    let is_dir = layout.mode != LayoutMode::SingleFile;
+    // Both spellings of each home, as given and resolved, so a linked /home is caught too.
+    let spellings = |home: &Path| {
+        let canon = home.canonicalize().ok();
+        std::iter::once(home.to_path_buf()).chain(canon)
+    };
+    if let Some(home) = env.home.as_deref().filter(|h| h.is_absolute()) {
+        for h in spellings(home) {
+            if *root == h {
+                return refuse("it is the home directory".into());
+            }
+            if is_dir && h.starts_with(root) {
+                return refuse(format!("it holds the home directory '{}'", home.display()));
+            }
+        }
+    }
+    if is_dir {
+        for home in &env.home_dirs {
+            if spellings(home).any(|h| h.starts_with(root)) {
+                return refuse(format!(
+                    "it holds the home directory '{}' of a user",
+                    home.display()
+                ));
+            }
         }
     }
     if layout.mode != LayoutMode::SingleFile && is_packages_dir(root) {
-        return refuse("it is a whole site-packages directory");
+        return refuse("it is a whole site-packages directory".into());
     }
     let worktree_abs = crate::mounts::nearest_existing_canonical(worktree);
     if worktree_abs.starts_with(root) {
-        return refuse("it would contain the scratch worktree");
+        return refuse("it would contain the scratch worktree".into());
     }
     Ok(())
 }

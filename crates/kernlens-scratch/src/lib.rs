@@ -12,8 +12,13 @@
 //! - [`changes()`](changes::changes) and [`export()`](export::export) list what changed against
 //!   the baseline and write per-file copies, a binary-safe `scratch.patch` that `git apply`
 //!   accepts, and a drift report for edits under excluded paths.
-//! - [`sweep()`](sweep::sweep) reclaims relocated sessions whose owner provably died, and never
-//!   touches anything without our marker ([`owner`]).
+//! - [`sweep()`](sweep::sweep) reclaims relocated sessions whose owner (the process that uses
+//!   the worktree, not the short-lived CLI) provably died longer ago than a grace period, or
+//!   that were [`release`](prepare::release)d, and never touches anything without our marker
+//!   ([`owner`]).
+//! - Nothing is written through a link the crate did not create: directories below a root are
+//!   made with `mkdirat`/`openat(O_NOFOLLOW)` at mode 0700, files through a temp file and a
+//!   rename, and the kernel file is resolved to its real path before it is copied.
 //!
 //! Not for: choosing what to edit, building, or benchmarking. All globs and defaults live in
 //! [`policy`].
@@ -53,6 +58,7 @@ pub mod gitcli;
 pub mod layout;
 pub mod location;
 pub mod mounts;
+mod nofollow;
 pub mod owner;
 mod pack;
 pub mod patch;

@@ -1,15 +1,18 @@
 //! Where a worktree goes: beside the durable output, or under a local scratch root when the
 //! output sits on a network filesystem.
 
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::PrepareError;
+use crate::error::{PrepareError, ScratchError};
 use crate::mounts::MountTable;
-use crate::owner::{LivenessProbe, NsIdentity, OwnerMarker};
+use crate::nofollow::{make_private, open_root, own_dir_at};
+use crate::owner::{LivenessProbe, NsIdentity, OwnerMarker, RELEASED_FILE};
 use crate::policy::ScratchPolicy;
-use crate::sweep::{SweepReport, sweep};
+use crate::sweep::{SweepOptions, SweepReport, sweep};
 
 /// The environment values placement depends on, read once at the edge (the CLI) and handed in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,6 +24,9 @@ pub struct ScratchEnv {
     pub xdg_cache_home: Option<String>,
     /// `HOME`, as set.
     pub home: Option<PathBuf>,
+    /// Every user's home directory (from the password database, read at the edge): a copy
+    /// root that holds one of them is refused, so other users' files never enter a worktree.
+    pub home_dirs: Vec<PathBuf>,
 }
 
 impl ScratchEnv {
@@ -34,7 +40,14 @@ impl ScratchEnv {
             local_root_override,
             xdg_cache_home,
             home,
+            home_dirs: Vec::new(),
         }
+    }
+
+    /// Set the users' home directories (see [`passwd_homes`]).
+    pub fn with_home_dirs(mut self, home_dirs: Vec<PathBuf>) -> Self {
+        self.home_dirs = home_dirs;
+        self
     }
 
     /// The local scratch root by the contract's order, with a warning for an ignored override.
@@ -73,6 +86,21 @@ impl ScratchEnv {
         }
         (None, warnings)
     }
+}
+
+/// The home directories named in `/etc/passwd` text (field 6), absolute ones only and never
+/// `/` (system accounts whose home is `/` would otherwise refuse every copy).
+pub fn passwd_homes(passwd: &str) -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> = passwd
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split(':').nth(5))
+        .map(|h| PathBuf::from(h.trim()))
+        .filter(|h| h.is_absolute() && h.parent().is_some())
+        .collect();
+    homes.sort();
+    homes.dedup();
+    homes
 }
 
 /// Which attempt of which session wants a worktree.
@@ -229,33 +257,93 @@ pub fn plan_location(
     })
 }
 
-/// Claim a relocated location: create the session directory (mode 0700), write the owner
-/// marker and namespace record, and sweep the local root sparing this session. A local
-/// location needs no claim and gets an empty report.
+/// Who claims a location and how its sweep judges the other sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Claim {
+    /// The process that will use the worktree, written to `.owner`.
+    pub owner: OwnerMarker,
+    /// Grace period and clock for the sweep (the claimed session is always spared).
+    pub sweep: SweepOptions,
+}
+
+impl Claim {
+    /// A claim for `owner` with the default sweep options.
+    pub fn new(owner: OwnerMarker) -> Claim {
+        Claim {
+            owner,
+            sweep: SweepOptions::default(),
+        }
+    }
+
+    /// Sweep with these options (their `spare` is replaced by the claimed session).
+    pub fn with_sweep(mut self, sweep: SweepOptions) -> Self {
+        self.sweep = sweep;
+        self
+    }
+}
+
+/// Claim a relocated location: create the session directory (mode 0700; an existing one of ours
+/// is made 0700, a symlink or another user's directory is refused), write the owner marker and
+/// namespace record, clear an earlier release, and sweep the local root sparing this session.
+/// A local location needs no claim and gets an empty report.
 pub fn claim_location(
     location: &ScratchLocation,
+    claim: &Claim,
     probe: &dyn LivenessProbe,
 ) -> Result<SweepReport, PrepareError> {
+    claim_location_open(location, claim, probe).map(|(_, report)| report)
+}
+
+/// [`claim_location`], also returning the open session directory (`None` for a local
+/// location), so the caller builds below it without following a link swapped in since.
+pub(crate) fn claim_location_open(
+    location: &ScratchLocation,
+    claim: &Claim,
+    probe: &dyn LivenessProbe,
+) -> Result<(Option<OwnedFd>, SweepReport), PrepareError> {
     let (Some(session_dir), Some(local_root)) = (&location.session_dir, &location.local_root)
     else {
-        return Ok(SweepReport::default());
+        return Ok((None, SweepReport::default()));
     };
     if !location.relocated {
-        return Ok(SweepReport::default());
+        return Ok((None, SweepReport::default()));
     }
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(session_dir)
+    let root_fd =
+        open_root(local_root).map_err(|e| PrepareError::io("create local root", local_root, e))?;
+    let session_fd = own_dir_at(&root_fd, OsStr::new(&location.session))
         .map_err(|e| PrepareError::io("create session directory", session_dir, e))?;
-    OwnerMarker::current()
-        .write_to(session_dir)
+    make_private(&session_fd, session_dir)
+        .map_err(|e| PrepareError::io("claim session directory", session_dir, e))?;
+    claim
+        .owner
+        .write_at(&session_fd)
         .map_err(|e| PrepareError::io("write owner marker in", session_dir, e))?;
     NsIdentity::current()
-        .write_to(session_dir)
+        .write_at(&session_fd)
         .map_err(|e| PrepareError::io("write namespace record in", session_dir, e))?;
-    Ok(sweep(local_root, Some(&location.session), probe))
+    match rustix::fs::unlinkat(&session_fd, RELEASED_FILE, rustix::fs::AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+        Err(e) => return Err(PrepareError::io("clear release of", session_dir, e.into())),
+    }
+    let options = claim.sweep.clone().with_spare(location.session.clone());
+    let report = sweep(local_root, &options, probe).map_err(|e| match e {
+        ScratchError::Io {
+            action,
+            path,
+            source,
+        } => PrepareError::Io {
+            action,
+            path,
+            source,
+        },
+        other => PrepareError::io(
+            "sweep",
+            local_root,
+            std::io::Error::other(other.to_string()),
+        ),
+    })?;
+    Ok((Some(session_fd), report))
 }
 
 #[cfg(test)]
@@ -294,5 +382,19 @@ mod tests {
             Some(PathBuf::from("/h/.cache/kernlens/scratch"))
         );
         assert_eq!(ScratchEnv::default().local_root().0, None);
+    }
+
+    #[test]
+    fn passwd_homes_are_absolute_and_never_the_filesystem_root() {
+        let text = "root:x:0:0:root:/root:/bin/bash\n\
+                    daemon:x:1:1::/:/usr/sbin/nologin\n\
+                    # comment:x:2:2::/c:/bin/sh\n\
+                    bob:x:1000:1000::/home/bob:/bin/sh\n\
+                    odd:x:1001:1001::relative:/bin/sh\n\
+                    short:x\n";
+        assert_eq!(
+            passwd_homes(text),
+            vec![PathBuf::from("/home/bob"), PathBuf::from("/root")]
+        );
     }
 }

@@ -3,9 +3,12 @@
 //! `<session_dir>/.owner` holds `<pid>:<starttime>`; `.owner.ns` adds the boot id and pid
 //! namespace, so a container never judges another container's (or a previous boot's) pids.
 
-use std::io::Write;
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::nofollow::{Durability, open_dir_nofollow, read_nofollow, write_atomic_at};
 
 use serde::Serialize;
 
@@ -13,6 +16,9 @@ use serde::Serialize;
 pub const OWNER_FILE: &str = ".owner";
 /// File name of the namespace record beside the marker.
 pub const OWNER_NS_FILE: &str = ".owner.ns";
+/// File name of the release record: the owner said it is done, so a sweep may remove the
+/// session whatever the owner's liveness and the grace period.
+pub const RELEASED_FILE: &str = ".released";
 
 /// A process identity that survives pid reuse: pid plus its kernel start time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -47,6 +53,26 @@ impl OwnerMarker {
         }
     }
 
+    /// The process `pid` with its current start time, or `None` when it does not run (its
+    /// `/proc/<pid>/stat` cannot be read). Recording the start time is what keeps a later,
+    /// unrelated process that reuses the pid from looking like the owner.
+    pub fn of_pid(pid: u32) -> Option<OwnerMarker> {
+        if pid == 0 {
+            return None;
+        }
+        Some(OwnerMarker {
+            pid,
+            starttime: proc_starttime(pid)?,
+        })
+    }
+
+    /// The parent of this process: the long-lived caller (a shell, an optimiser) of a
+    /// short-lived `kernlens scratch create`. `None` when there is none or it cannot be read.
+    pub fn parent() -> Option<OwnerMarker> {
+        let ppid = rustix::process::getppid()?.as_raw_nonzero().get();
+        OwnerMarker::of_pid(u32::try_from(ppid).ok()?)
+    }
+
     /// Parse `<pid>:<starttime>` (surrounding whitespace allowed). Pid 0 is not an owner.
     pub fn parse(text: &str) -> Option<OwnerMarker> {
         let (pid, start) = text.trim().split_once(':')?;
@@ -67,7 +93,12 @@ impl OwnerMarker {
     /// Atomically write `dir/.owner` (temp file in `dir`, then rename) so a reader never sees a
     /// partial marker.
     pub fn write_to(&self, dir: &Path) -> std::io::Result<()> {
-        write_atomic(dir, OWNER_FILE, format!("{self}\n").as_bytes())
+        write_marker(dir, OWNER_FILE, format!("{self}\n").as_bytes())
+    }
+
+    /// [`write_to`](Self::write_to) on an already-open session directory.
+    pub(crate) fn write_at(&self, dir: &OwnedFd) -> std::io::Result<()> {
+        write_marker_at(dir, OWNER_FILE, format!("{self}\n").as_bytes())
     }
 
     /// Read `dir/.owner`: `Ok(None)` when absent or unparsable, `Err` when unreadable.
@@ -88,40 +119,15 @@ impl std::fmt::Display for OwnerMarker {
     }
 }
 
-/// Read a marker file, refusing a symlink: a marker planted as a link to someone else's file is
-/// not ours (it then reads as unreadable, so the session is kept).
-fn read_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let fd = rustix::fs::open(
-        path,
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )?;
-    let mut bytes = Vec::new();
-    std::fs::File::from(fd).read_to_end(&mut bytes)?;
-    Ok(bytes)
+/// Write `dir/name` atomically without following a link at `dir` or at `name`.
+fn write_marker(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let fd = open_dir_nofollow(dir)?;
+    write_marker_at(&fd, name, bytes)
 }
 
-/// Write `dir/name` through a uniquely named temp file in the same directory and a rename.
-pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp: PathBuf = dir.join(format!(
-        ".{name}.tmp-{}-{:016x}",
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        // No fsync: after a crash the boot id differs and the marker is judged dead anyway.
-        f.write_all(bytes)?;
-        std::fs::rename(&tmp, dir.join(name))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+fn write_marker_at(dir: &OwnedFd, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    // No fsync: after a crash the boot id differs and the marker is judged dead anyway.
+    write_atomic_at(dir, OsStr::new(name), bytes, 0o600, Durability::NoSync)
 }
 
 /// Boot and pid-namespace identity of a process's view of pids.
@@ -172,7 +178,12 @@ impl NsIdentity {
 
     /// Atomically write `dir/.owner.ns`.
     pub fn write_to(&self, dir: &Path) -> std::io::Result<()> {
-        write_atomic(dir, OWNER_NS_FILE, self.render().as_bytes())
+        write_marker(dir, OWNER_NS_FILE, self.render().as_bytes())
+    }
+
+    /// [`write_to`](Self::write_to) on an already-open session directory.
+    pub(crate) fn write_at(&self, dir: &OwnedFd) -> std::io::Result<()> {
+        write_marker_at(dir, OWNER_NS_FILE, self.render().as_bytes())
     }
 }
 

@@ -1,6 +1,8 @@
 //! Preparing a workspace: checks, layout, placement and collision, claim, then an atomic build
 //! through a partial directory that is published with a no-replace rename.
 
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -9,11 +11,13 @@ use crate::branch::{branch_name, check_branch};
 use crate::copy::copy_layout;
 use crate::error::{PrepareError, ScratchError};
 use crate::layout::{check_copy_root, find_layout};
-use crate::location::{LocationRequest, ScratchEnv, claim_location, plan_location};
+use crate::location::{Claim, LocationRequest, ScratchEnv, claim_location_open, plan_location};
 use crate::mounts::MountTable;
+use crate::nofollow::{PRIVATE_DIR_MODE, make_private, open_root, own_dir_at};
 use crate::owner::{Liveness, LivenessProbe, OwnerMarker, SystemProbe, marker_liveness};
 use crate::policy::ScratchPolicy;
 use crate::remove::remove_tree;
+use crate::sweep::SweepOptions;
 use crate::workspace::{META_FILE, META_SCHEMA, Workspace, WorkspaceMeta};
 
 /// Prefix of an in-progress build: `.worktree.partial-<pid>-<starttime>-<rand>`.
@@ -37,6 +41,12 @@ pub struct PrepareRequest {
     pub env: ScratchEnv,
     /// The mount table used to detect network output.
     pub mounts: MountTable,
+    /// The process that will use the worktree, recorded as the session's owner and in the
+    /// metadata; `None` is this process. A short-lived CLI passes its caller (see
+    /// [`OwnerMarker::parent`]), since a marker naming the CLI itself is dead at once.
+    pub owner: Option<OwnerMarker>,
+    /// Grace period and clock for the sweep a relocated claim runs.
+    pub sweep: SweepOptions,
     /// Test hook: fail right after the copy, to prove a failed build leaves nothing behind.
     pub fail_after_copy: bool,
 }
@@ -53,8 +63,22 @@ impl PrepareRequest {
             policy: ScratchPolicy::default(),
             env: ScratchEnv::default(),
             mounts: MountTable::default(),
+            owner: None,
+            sweep: SweepOptions::default(),
             fail_after_copy: false,
         }
+    }
+
+    /// Record `owner` as the session's owner instead of this process.
+    pub fn with_owner(mut self, owner: OwnerMarker) -> Self {
+        self.owner = Some(owner);
+        self
+    }
+
+    /// Sweep the local root with these options when claiming a relocated location.
+    pub fn with_sweep(mut self, sweep: SweepOptions) -> Self {
+        self.sweep = sweep;
+        self
     }
 }
 
@@ -97,7 +121,7 @@ pub fn prepare_with(
         &request.mounts,
         &request.policy,
     )?;
-    check_copy_root(&layout, request.env.home.as_deref(), &location.worktree)?;
+    check_copy_root(&layout, &request.env, &location.worktree)?;
     if std::fs::symlink_metadata(&location.worktree).is_ok() {
         return Err(PrepareError::Collision {
             path: location.worktree.clone(),
@@ -105,7 +129,10 @@ pub fn prepare_with(
     }
 
     // Only now touch the disk.
-    let sweep = claim_location(&location, probe)?;
+    let me = OwnerMarker::current();
+    let owner = request.owner.unwrap_or(me);
+    let claim = Claim::new(owner).with_sweep(request.sweep.clone());
+    let (session_fd, sweep) = claim_location_open(&location, &claim, probe)?;
     let parent = location
         .worktree
         .parent()
@@ -114,21 +141,24 @@ pub fn prepare_with(
             root: location.worktree.clone(),
             why: "the worktree has no parent".into(),
         })?;
-    std::fs::create_dir_all(&parent)
-        .map_err(|e| PrepareError::io("create directory", &parent, e))?;
+    let attempt_fd = open_attempt_dir(&location, session_fd.as_ref(), &parent)?;
     remove_stale_partials(&parent, probe);
 
     // 4. Atomic build.
-    let me = OwnerMarker::current();
-    let partial = parent.join(format!(
+    let partial_name = format!(
         "{PARTIAL_PREFIX}{}-{}-{:016x}",
         me.pid,
         me.starttime,
         fastrand::u64(..)
-    ));
-    std::fs::create_dir(&partial)
-        .map_err(|e| PrepareError::io("create partial directory", &partial, e))?;
-    let built = build_into(&partial, request, &layout, &location, &branch, me);
+    );
+    let partial = parent.join(&partial_name);
+    rustix::fs::mkdirat(
+        &attempt_fd,
+        partial_name.as_str(),
+        rustix::fs::Mode::from_raw_mode(PRIVATE_DIR_MODE),
+    )
+    .map_err(|e| PrepareError::io("create partial directory", &partial, e.into()))?;
+    let built = build_into(&partial, request, &layout, &location, &branch, owner);
     let (meta, stats, mut warnings) = match built {
         Ok(ok) => ok,
         Err(e) => {
@@ -136,7 +166,7 @@ pub fn prepare_with(
             return Err(e);
         }
     };
-    if let Err(e) = publish(&partial, &location.worktree) {
+    if let Err(e) = publish(&attempt_fd, &partial_name, &location.worktree) {
         let _ = remove_tree(&partial);
         return Err(e);
     }
@@ -208,10 +238,37 @@ fn build_into(
     Ok((meta, baseline.stats, copied.warnings))
 }
 
-/// Rename `partial` to `worktree` without ever replacing an existing worktree.
-fn publish(partial: &Path, worktree: &Path) -> Result<(), PrepareError> {
-    use rustix::fs::{CWD, RenameFlags, renameat_with};
-    match renameat_with(CWD, partial, CWD, worktree, RenameFlags::NOREPLACE) {
+/// Open (creating as needed) the directory that holds the worktree. Relocated: the attempt
+/// directory inside the claimed session directory, made 0700 and never a followed link.
+/// Beside the output: the output directory, whose missing ancestors are created 0700 and whose
+/// last component must not be a symlink (an existing directory keeps its mode: it is the
+/// caller's).
+fn open_attempt_dir(
+    location: &crate::location::ScratchLocation,
+    session_fd: Option<&OwnedFd>,
+    parent: &Path,
+) -> Result<OwnedFd, PrepareError> {
+    let create = |e| PrepareError::io("create directory", parent, e);
+    if let Some(session_fd) = session_fd {
+        let fd = own_dir_at(session_fd, OsStr::new(&location.attempt)).map_err(create)?;
+        make_private(&fd, parent).map_err(|e| PrepareError::io("claim directory", parent, e))?;
+        return Ok(fd);
+    }
+    match (parent.parent(), parent.file_name()) {
+        (Some(up), Some(name)) => {
+            let up_fd = open_root(up).map_err(create)?;
+            own_dir_at(&up_fd, name).map_err(create)
+        }
+        _ => open_root(parent).map_err(create),
+    }
+}
+
+/// Rename `partial_name` to `worktree` inside the open directory without ever replacing an
+/// existing worktree.
+fn publish(dir: &OwnedFd, partial_name: &str, worktree: &Path) -> Result<(), PrepareError> {
+    use rustix::fs::{RenameFlags, renameat_with};
+    const WORKTREE: &str = "worktree";
+    match renameat_with(dir, partial_name, dir, WORKTREE, RenameFlags::NOREPLACE) {
         Ok(()) => Ok(()),
         Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
             Err(PrepareError::Collision {
@@ -222,12 +279,13 @@ fn publish(partial: &Path, worktree: &Path) -> Result<(), PrepareError> {
         | Err(rustix::io::Errno::NOSYS)
         | Err(rustix::io::Errno::OPNOTSUPP) => {
             // The filesystem lacks RENAME_NOREPLACE: check again, then rename.
-            if std::fs::symlink_metadata(worktree).is_ok() {
+            if rustix::fs::statat(dir, WORKTREE, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok() {
                 return Err(PrepareError::Collision {
                     path: worktree.to_path_buf(),
                 });
             }
-            std::fs::rename(partial, worktree).map_err(|e| PrepareError::io("publish", worktree, e))
+            rustix::fs::renameat(dir, partial_name, dir, WORKTREE)
+                .map_err(|e| PrepareError::io("publish", worktree, e.into()))
         }
         Err(e) => Err(PrepareError::io("publish", worktree, e.into())),
     }
@@ -282,6 +340,48 @@ pub fn discard(ws: &Workspace) -> Result<(), ScratchError> {
         ws.worktree.clone()
     };
     remove_tree(&target).map_err(|e| ScratchError::io("remove", &target, e))
+}
+
+/// Mark a relocated workspace's session done: write `<session_dir>/.released`, so the next sweep
+/// removes the session whatever its owner's liveness and the grace period (a later claim of the
+/// same session clears it). Returns the session directory, or `None` for a workspace beside
+/// its output, which the crate never deletes and so has nothing to release. A session without
+/// an owner marker is not ours to release.
+pub fn release(ws: &Workspace) -> Result<Option<PathBuf>, ScratchError> {
+    if !ws.meta.relocated {
+        return Ok(None);
+    }
+    let Some(session_dir) = ws.worktree.parent().and_then(Path::parent) else {
+        return Err(ScratchError::NotAWorkspace {
+            path: ws.worktree.clone(),
+            why: "a relocated worktree must sit at <local_root>/<session>/<attempt>/worktree"
+                .into(),
+        });
+    };
+    let fd = crate::nofollow::open_dir_nofollow(session_dir)
+        .map_err(|e| ScratchError::io("open session directory", session_dir, e))?;
+    match OwnerMarker::read_from(session_dir) {
+        Ok(Some(_)) => {}
+        Ok(None) => {
+            return Err(ScratchError::NotAWorkspace {
+                path: session_dir.to_path_buf(),
+                why: "the session has no owner marker, so it is not ours to release".into(),
+            });
+        }
+        Err(e) => return Err(ScratchError::io("read owner marker in", session_dir, e)),
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    crate::nofollow::write_atomic_at(
+        &fd,
+        OsStr::new(crate::owner::RELEASED_FILE),
+        format!("released_unix={now}\n").as_bytes(),
+        0o600,
+        crate::nofollow::Durability::Sync,
+    )
+    .map_err(|e| ScratchError::io("write release record in", session_dir, e))?;
+    Ok(Some(session_dir.to_path_buf()))
 }
 
 #[cfg(test)]

@@ -5,27 +5,13 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, Dir, FileType};
 
-fn open_dir_at<Fd: AsFd>(parent: Fd, name: &CStr) -> io::Result<OwnedFd> {
-    Ok(rustix::fs::openat(
-        parent,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
-}
-
-/// Open `path` as a directory, refusing if its last component is a symlink.
-pub(crate) fn open_dir_nofollow(path: &Path) -> io::Result<OwnedFd> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path holds a NUL byte"))?;
-    open_dir_at(rustix::fs::CWD, &c)
-}
+use crate::nofollow::{open_dir_at, open_dir_nofollow};
 
 fn entry_names(dir_fd: &OwnedFd) -> io::Result<Vec<(CString, FileType)>> {
     let mut out = Vec::new();

@@ -4,25 +4,79 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::owner::{Liveness, LivenessProbe, OWNER_FILE, OWNER_NS_FILE, liveness};
-use crate::remove::{open_dir_nofollow, remove_dir_at};
+use crate::error::ScratchError;
+use crate::nofollow::open_dir_nofollow;
+use crate::owner::{Liveness, LivenessProbe, OWNER_FILE, OWNER_NS_FILE, RELEASED_FILE, liveness};
+use crate::remove::remove_dir_at;
 
 /// Prefix of a deletion in progress: `.trash-<name>-<pid>-<nanos>`.
 pub const TRASH_PREFIX: &str = ".trash-";
 
-/// What a sweep did and left, by path.
+/// Default grace period: a session whose marker was written less than this long ago is kept
+/// even when its owner is gone, so a caller that names the wrong owner loses nothing for a day.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How a sweep judges sessions: which one to spare, the grace period, and the clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SweepOptions {
+    /// The session the caller is claiming; never removed.
+    pub spare: Option<String>,
+    /// Sessions whose marker is younger than this are kept (`kept_recent`) even when dead.
+    pub grace: Duration,
+    /// "Now" for the grace period; `None` reads the clock when the sweep starts.
+    pub now: Option<SystemTime>,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        SweepOptions {
+            spare: None,
+            grace: DEFAULT_GRACE,
+            now: None,
+        }
+    }
+}
+
+impl SweepOptions {
+    /// Spare the session `name`.
+    pub fn with_spare(mut self, name: impl Into<String>) -> Self {
+        self.spare = Some(name.into());
+        self
+    }
+
+    /// Set the grace period.
+    pub fn with_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Judge the grace period against `now` instead of the clock.
+    pub fn with_now(mut self, now: SystemTime) -> Self {
+        self.now = Some(now);
+        self
+    }
+}
+
+/// What a sweep did and left, by path. Every entry of the root lands in exactly one list, so
+/// the report says why each kept session was kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SweepReport {
-    /// Dead sessions deleted.
+    /// Sessions deleted: their owner is dead past the grace period, or they were released.
     pub removed: Vec<PathBuf>,
+    /// Of `removed`, those removed because their owner released them.
+    pub released: Vec<PathBuf>,
     /// Earlier, interrupted deletions finished now.
     pub resumed: Vec<PathBuf>,
     /// Sessions whose owner runs.
     pub kept_alive: Vec<PathBuf>,
+    /// Sessions whose owner is gone but whose marker is younger than the grace period.
+    pub kept_recent: Vec<PathBuf>,
     /// Sessions whose owner could not be judged.
     pub kept_unknown: Vec<PathBuf>,
     /// Sessions without a (parsable) marker: not provably ours.
@@ -31,46 +85,77 @@ pub struct SweepReport {
     pub kept_stranger: Vec<PathBuf>,
     /// The session the caller asked to spare.
     pub spared: Vec<PathBuf>,
-    /// Problems met; none aborts the sweep.
+    /// Problems met inside the root; none aborts the sweep.
     pub errors: Vec<String>,
 }
 
-/// Sweep the direct entries of `local_root`, sparing the session named `spare`.
+/// What to do with one session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Remove { released: bool },
+    KeepAlive,
+    KeepRecent,
+    KeepUnknown,
+    KeepUnowned,
+}
+
+/// Judge a session directory: released sessions go; dead ones go once the grace period has
+/// passed since their marker was written; everything else stays.
+fn verdict(path: &Path, probe: &dyn LivenessProbe, grace: Duration, now: SystemTime) -> Verdict {
+    let state = liveness(path, probe);
+    let is_file = |name: &str| {
+        path.join(name)
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_file())
+    };
+    // A release counts only beside a marker of ours: a stray `.released` makes nothing ours.
+    if is_file(RELEASED_FILE) && !matches!(state, Liveness::Unowned | Liveness::Unknown) {
+        return Verdict::Remove { released: true };
+    }
+    match state {
+        Liveness::Alive => Verdict::KeepAlive,
+        Liveness::Unknown => Verdict::KeepUnknown,
+        Liveness::Unowned => Verdict::KeepUnowned,
+        Liveness::Dead => {
+            let written = path
+                .join(OWNER_FILE)
+                .symlink_metadata()
+                .and_then(|m| m.modified());
+            match written {
+                // A marker from the future (clock skew) is as young as can be.
+                Ok(t) if now.duration_since(t).map_or(true, |age| age < grace) => {
+                    Verdict::KeepRecent
+                }
+                Ok(_) => Verdict::Remove { released: false },
+                Err(_) => Verdict::KeepUnknown,
+            }
+        }
+    }
+}
+
+/// Sweep the direct entries of `local_root` by `options`.
 ///
-/// Never recurses except to delete, never follows a symlink, and only deletes a session whose
-/// marker says `Dead` twice (before and after deciding). A missing root is an empty report.
-pub fn sweep(local_root: &Path, spare: Option<&str>, probe: &dyn LivenessProbe) -> SweepReport {
+/// Never recurses except to delete, never follows a symlink, and only deletes a session judged
+/// removable twice (before and after deciding). A missing root is an empty report; a root that
+/// is not a directory (or cannot be opened or listed) is an error.
+pub fn sweep(
+    local_root: &Path,
+    options: &SweepOptions,
+    probe: &dyn LivenessProbe,
+) -> Result<SweepReport, ScratchError> {
     let mut report = SweepReport::default();
+    let now = options.now.unwrap_or_else(SystemTime::now);
     let root = match local_root.canonicalize() {
         Ok(r) => r,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return report,
-        Err(e) => {
-            report.errors.push(format!(
-                "cannot resolve local root '{}': {e}",
-                local_root.display()
-            ));
-            return report;
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(report),
+        Err(e) => return Err(ScratchError::io("resolve local root", local_root, e)),
     };
-    let root_fd = match open_dir_nofollow(&root) {
-        Ok(fd) => fd,
-        Err(e) => {
-            report
-                .errors
-                .push(format!("cannot open local root '{}': {e}", root.display()));
-            return report;
-        }
-    };
+    let root_fd =
+        open_dir_nofollow(&root).map_err(|e| ScratchError::io("open local root", &root, e))?;
+    let spare = options.spare.as_deref();
     let spare_canon = spare.and_then(|s| root.join(s).canonicalize().ok());
-    let entries = match std::fs::read_dir(&root) {
-        Ok(it) => it,
-        Err(e) => {
-            report
-                .errors
-                .push(format!("cannot list local root '{}': {e}", root.display()));
-            return report;
-        }
-    };
+    let entries =
+        std::fs::read_dir(&root).map_err(|e| ScratchError::io("list local root", &root, e))?;
     let mut names: Vec<OsString> = Vec::new();
     for entry in entries {
         match entry {
@@ -111,7 +196,7 @@ pub fn sweep(local_root: &Path, spare: Option<&str>, probe: &dyn LivenessProbe) 
                 .is_ok_and(|m| m.file_type().is_file())
                 || std::fs::read_dir(&path).is_ok_and(|mut it| it.next().is_none());
             if resumable {
-                match remove_dir_at(&root_fd, &name, &[OWNER_NS_FILE, OWNER_FILE]) {
+                match remove_dir_at(&root_fd, &name, &MARKERS_LAST) {
                     Ok(()) => report.resumed.push(path),
                     Err(e) => report
                         .errors
@@ -126,15 +211,27 @@ pub fn sweep(local_root: &Path, spare: Option<&str>, probe: &dyn LivenessProbe) 
             report.kept_stranger.push(path);
             continue;
         }
-        match liveness(&path, probe) {
-            Liveness::Alive => report.kept_alive.push(path),
-            Liveness::Unknown => report.kept_unknown.push(path),
-            Liveness::Unowned => report.kept_unowned.push(path),
-            Liveness::Dead => delete_session(&root, &root_fd, &name, probe, &mut report),
+        match verdict(&path, probe, options.grace, now) {
+            Verdict::KeepAlive => report.kept_alive.push(path),
+            Verdict::KeepRecent => report.kept_recent.push(path),
+            Verdict::KeepUnknown => report.kept_unknown.push(path),
+            Verdict::KeepUnowned => report.kept_unowned.push(path),
+            Verdict::Remove { released } => {
+                // The owner may have been replaced between listing and now; decide again.
+                let again = verdict(&path, probe, options.grace, now);
+                if again != (Verdict::Remove { released }) {
+                    report.kept_alive.push(path);
+                } else if delete_session(&root, &root_fd, &name, &mut report) && released {
+                    report.released.push(path);
+                }
+            }
         }
     }
-    report
+    Ok(report)
 }
+
+/// The marker files go last, so an interrupted deletion still proves whose it was.
+const MARKERS_LAST: [&str; 3] = [RELEASED_FILE, OWNER_NS_FILE, OWNER_FILE];
 
 /// A session holds at least one attempt with a `worktree` (or a partial one) directory.
 fn looks_like_session(path: &Path) -> bool {
@@ -158,15 +255,9 @@ fn delete_session(
     root: &Path,
     root_fd: &std::os::fd::OwnedFd,
     name: &std::ffi::OsStr,
-    probe: &dyn LivenessProbe,
     report: &mut SweepReport,
-) {
+) -> bool {
     let path = root.join(name);
-    // The owner may have been replaced between listing and now; decide again.
-    if liveness(&path, probe) != Liveness::Dead {
-        report.kept_alive.push(path);
-        return;
-    }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -179,14 +270,20 @@ fn delete_session(
             "cannot move '{}' aside for deletion: {e}",
             path.display()
         ));
-        return;
+        return false;
     }
-    match remove_dir_at(root_fd, &trash, &[OWNER_NS_FILE, OWNER_FILE]) {
-        Ok(()) => report.removed.push(path),
-        Err(e) => report.errors.push(format!(
-            "cannot delete '{}' (left as '{}' for the next sweep): {e}",
-            path.display(),
-            root.join(&trash).display()
-        )),
+    match remove_dir_at(root_fd, &trash, &MARKERS_LAST) {
+        Ok(()) => {
+            report.removed.push(path);
+            true
+        }
+        Err(e) => {
+            report.errors.push(format!(
+                "cannot delete '{}' (left as '{}' for the next sweep): {e}",
+                path.display(),
+                root.join(&trash).display()
+            ));
+            false
+        }
     }
 }

@@ -616,3 +616,78 @@ fn sockets_and_fifos_are_skipped_with_a_warning() {
         ws.warnings
     );
 }
+
+#[test]
+fn max_copy_bytes_counts_allocated_bytes_so_a_sparse_file_fits_and_a_dense_one_does_not() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut req = w8_request(tmp.path(), "s", "k");
+    let big = tmp.path().join("site-packages/aiter/jit/sparse.bin");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(4 << 30).unwrap();
+    drop(f);
+    // 4 GiB apparent, nothing allocated: well within a 1 MiB budget.
+    req.policy.max_copy_bytes = 1 << 20;
+    let ws = prepare(&req).unwrap();
+    let copy = std::fs::metadata(ws.worktree.join("aiter/jit/sparse.bin")).unwrap();
+    assert_eq!(copy.len(), 4 << 30);
+    assert!(
+        copy.blocks() * 512 < 1 << 20,
+        "{} allocated",
+        copy.blocks() * 512
+    );
+
+    write(
+        &tmp.path().join("site-packages/aiter/jit/dense.bin"),
+        vec![7u8; 2 << 20],
+    );
+    let req = w8_request(tmp.path(), "s", "k2");
+    let mut req = req;
+    req.policy.max_copy_bytes = 1 << 20;
+    assert!(matches!(
+        prepare(&req),
+        Err(PrepareError::CopyTooLarge { .. })
+    ));
+    assert!(no_partials_under(tmp.path()));
+}
+
+#[test]
+fn a_copy_root_that_holds_another_users_home_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let users = tmp.path().join("users");
+    write(&users.join("bob/private.txt"), "bob's");
+    write(&users.join("kernel.py"), "x = 1\n");
+    let mut req = PrepareRequest::new(
+        users.join("kernel.py"),
+        LocationRequest::new(output_dir(tmp.path(), "s", "k")),
+    );
+    // This user's HOME is elsewhere; the password database names bob's home under the root.
+    req.env = env(tmp.path()).with_home_dirs(vec![users.join("bob")]);
+    req.branch = Some(BRANCH.into());
+    let err = prepare(&req).unwrap_err();
+    match &err {
+        PrepareError::RefuseCopyRoot { why, .. } => assert!(why.contains("bob"), "{why}"),
+        other => panic!("expected RefuseCopyRoot, got {other}"),
+    }
+    assert!(!tmp.path().join("sessions").exists());
+    assert!(!tmp.path().join("local").exists());
+}
+
+#[test]
+fn a_copy_root_that_is_an_ancestor_of_home_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    // env() puts HOME at <tmp>/home; a loose module at <tmp>/kernel.py would copy all of <tmp>.
+    write(&tmp.path().join("home/notes.txt"), "mine");
+    write(&tmp.path().join("kernel.py"), "x = 1\n");
+    let mut req = PrepareRequest::new(
+        tmp.path().join("kernel.py"),
+        LocationRequest::new(tmp.path().join("elsewhere-out/s/k")),
+    );
+    req.env = env(tmp.path());
+    req.branch = Some(BRANCH.into());
+    let err = prepare(&req).unwrap_err();
+    assert!(
+        matches!(&err, PrepareError::RefuseCopyRoot { why, .. } if why.contains("home")),
+        "{err}"
+    );
+}

@@ -6,11 +6,16 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use kernlens_scratch::location::{LocationRequest, claim_location, plan_location};
+use kernlens_scratch::location::{Claim, LocationRequest, claim_location, plan_location};
 use kernlens_scratch::mounts::MountTable;
 use kernlens_scratch::owner::{LivenessProbe, NsIdentity, OwnerMarker, SignalProbe, SystemProbe};
 use kernlens_scratch::policy::ScratchPolicy;
-use kernlens_scratch::sweep::sweep;
+use kernlens_scratch::sweep::{SweepOptions, sweep};
+
+/// Markers in these tests are written just now: judge them with no grace period.
+fn no_grace() -> SweepOptions {
+    SweepOptions::default().with_grace(std::time::Duration::ZERO)
+}
 
 /// A probe with fixed answers, for EPERM and namespace scenarios.
 struct FixedProbe {
@@ -53,7 +58,12 @@ fn w1_local_mount_table_keeps_worktree_beside_output() {
     .unwrap();
     assert_eq!(loc.worktree, out.join("worktree"));
     assert!(!loc.relocated);
-    let report = claim_location(&loc, &SystemProbe::new()).unwrap();
+    let report = claim_location(
+        &loc,
+        &Claim::new(OwnerMarker::current()).with_sweep(no_grace()),
+        &SystemProbe::new(),
+    )
+    .unwrap();
     assert_eq!(report, Default::default());
     assert!(!tmp.path().join("local").exists());
 }
@@ -109,7 +119,12 @@ fn w3_a_live_session_survives_a_later_claim() {
         &ScratchPolicy::default(),
     )
     .unwrap();
-    let report = claim_location(&loc, &SystemProbe::new()).unwrap();
+    let report = claim_location(
+        &loc,
+        &Claim::new(OwnerMarker::current()).with_sweep(no_grace()),
+        &SystemProbe::new(),
+    )
+    .unwrap();
     assert!(live.join("matmul/worktree/kernel.py").exists());
     assert_eq!(
         report.kept_alive,
@@ -130,7 +145,7 @@ fn w4_w5_w7_unowned_kept_dead_removed_stranger_untouched() {
     session(&local, "session-dead", Some("4194303:0\n"));
     session(&local, "session-garbage", Some("not a marker\n"));
     write(&local.join("not-ours/notes.txt"), "mine\n");
-    let report = sweep(&local, None, &SystemProbe::new());
+    let report = sweep(&local, &no_grace(), &SystemProbe::new()).unwrap();
     let root = local.canonicalize().unwrap();
     assert_eq!(report.removed, vec![root.join("session-dead")]);
     assert_eq!(
@@ -167,7 +182,7 @@ fn w6_eperm_means_alive() {
         starttime: None,
         ns: NsIdentity::default(),
     };
-    let report = sweep(&local, None, &probe);
+    let report = sweep(&local, &no_grace(), &probe).unwrap();
     assert_eq!(report.kept_alive.len(), 1);
     assert!(local.join("session-other-user/matmul/worktree").exists());
 }
@@ -182,19 +197,31 @@ fn a_reused_pid_with_another_starttime_is_dead_and_equal_starttime_alive() {
         starttime: Some(100),
         ns: NsIdentity::default(),
     };
-    assert_eq!(sweep(&local, None, &alive).kept_alive.len(), 1);
+    assert_eq!(
+        sweep(&local, &no_grace(), &alive).unwrap().kept_alive.len(),
+        1
+    );
     let unreadable = FixedProbe {
         signal: SignalProbe::Exists,
         starttime: None,
         ns: NsIdentity::default(),
     };
-    assert_eq!(sweep(&local, None, &unreadable).kept_alive.len(), 1);
+    assert_eq!(
+        sweep(&local, &no_grace(), &unreadable)
+            .unwrap()
+            .kept_alive
+            .len(),
+        1
+    );
     let reused = FixedProbe {
         signal: SignalProbe::Exists,
         starttime: Some(999),
         ns: NsIdentity::default(),
     };
-    assert_eq!(sweep(&local, None, &reused).removed.len(), 1);
+    assert_eq!(
+        sweep(&local, &no_grace(), &reused).unwrap().removed.len(),
+        1
+    );
     assert!(!local.join("reused").exists());
 }
 
@@ -213,7 +240,7 @@ fn z1_symlinks_under_the_root_are_never_followed() {
         dead.join("matmul/worktree/file-out"),
     )
     .unwrap();
-    let report = sweep(&local, None, &SystemProbe::new());
+    let report = sweep(&local, &no_grace(), &SystemProbe::new()).unwrap();
     assert_eq!(report.removed.len(), 1);
     assert_eq!(
         report.kept_stranger,
@@ -244,7 +271,7 @@ fn z3_an_interrupted_deletion_is_resumed_by_the_next_sweep() {
     write(&local.join(".trash-foreign/data.txt"), "x\n");
     // An empty trash entry (only the directory was left) is finished too.
     std::fs::create_dir_all(local.join(".trash-empty-1-2")).unwrap();
-    let report = sweep(&local, None, &SystemProbe::new());
+    let report = sweep(&local, &no_grace(), &SystemProbe::new()).unwrap();
     let root = local.canonicalize().unwrap();
     assert_eq!(
         report.resumed,
@@ -262,7 +289,7 @@ fn z6_the_spared_session_is_kept_even_when_its_marker_is_dead() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     session(&local, "mine", Some("4194303:0\n"));
-    let report = sweep(&local, Some("mine"), &SystemProbe::new());
+    let report = sweep(&local, &no_grace().with_spare("mine"), &SystemProbe::new()).unwrap();
     assert_eq!(report.spared.len(), 1);
     assert!(report.removed.is_empty());
     assert!(local.join("mine/matmul/worktree").exists());
@@ -323,7 +350,7 @@ fn z9_another_boot_is_dead_another_pid_namespace_is_unknown() {
         ),
     )
     .unwrap();
-    let report = sweep(&local, None, &SystemProbe::new());
+    let report = sweep(&local, &no_grace(), &SystemProbe::new()).unwrap();
     let root = local.canonicalize().unwrap();
     assert_eq!(report.removed, vec![root.join("rebooted")]);
     assert_eq!(report.kept_unknown, vec![root.join("contained")]);
@@ -333,12 +360,12 @@ fn z9_another_boot_is_dead_another_pid_namespace_is_unknown() {
 fn files_and_a_missing_root_are_harmless() {
     let tmp = tempfile::tempdir().unwrap();
     assert_eq!(
-        sweep(&tmp.path().join("absent"), None, &SystemProbe::new()),
+        sweep(&tmp.path().join("absent"), &no_grace(), &SystemProbe::new()).unwrap(),
         Default::default()
     );
     let local = tmp.path().join("local");
     write(&local.join("stray-file"), "x");
-    let report = sweep(&local, None, &SystemProbe::new());
+    let report = sweep(&local, &no_grace(), &SystemProbe::new()).unwrap();
     assert_eq!(report.kept_stranger.len(), 1);
     assert!(local.join("stray-file").exists());
 }
@@ -393,7 +420,43 @@ fn a_marker_planted_as_a_symlink_is_not_ours_and_the_session_is_kept() {
     std::fs::write(&elsewhere, "4194303:0\n").unwrap();
     let planted = session(&local, "planted", None);
     std::os::unix::fs::symlink(&elsewhere, planted.join(".owner")).unwrap();
-    let report = sweep(&local, None, &SystemProbe::new());
+    let report = sweep(&local, &no_grace(), &SystemProbe::new()).unwrap();
     assert_eq!(report.kept_unknown.len(), 1, "{report:?}");
     assert!(planted.join("matmul/worktree/kernel.py").exists());
+}
+
+#[test]
+fn a_dead_session_younger_than_the_grace_period_is_kept_as_recent_and_removed_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = tmp.path().join("local");
+    session(&local, "dead", Some("4194303:0\n"));
+    let hour = std::time::Duration::from_secs(3600);
+    let now = std::time::SystemTime::now();
+    let options = SweepOptions::default().with_grace(hour).with_now(now);
+    let report = sweep(&local, &options, &SystemProbe::new()).unwrap();
+    let root = local.canonicalize().unwrap();
+    assert_eq!(report.kept_recent, vec![root.join("dead")]);
+    assert!(report.removed.is_empty());
+    let later = options.with_now(now + 2 * hour);
+    let report = sweep(&local, &later, &SystemProbe::new()).unwrap();
+    assert_eq!(report.removed, vec![root.join("dead")]);
+}
+
+#[test]
+fn a_release_record_without_an_owner_marker_makes_nothing_ours() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = tmp.path().join("local");
+    let dir = session(&local, "stray", None);
+    std::fs::write(dir.join(".released"), "released_unix=0\n").unwrap();
+    let report = sweep(&local, &no_grace(), &SystemProbe::new()).unwrap();
+    assert_eq!(report.kept_unowned.len(), 1);
+    assert!(dir.join("matmul/worktree/kernel.py").exists());
+}
+
+#[test]
+fn a_local_root_that_is_a_file_is_an_error_not_a_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    assert!(sweep(&file, &no_grace(), &SystemProbe::new()).is_err());
 }
