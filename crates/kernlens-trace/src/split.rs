@@ -11,7 +11,6 @@ use std::io::{self, Read, Write};
 use flate2::read::MultiGzDecoder;
 use serde::Serialize;
 
-use crate::analysis::parse_provenance;
 use crate::collect::{Collected, Collector};
 use crate::error::TraceError;
 use crate::event::{Cat, Event, Wanted};
@@ -109,7 +108,7 @@ pub fn split_window(
         WindowMode::Full => full_span(&c),
     };
     let graph = graph::coverage(&c);
-    let provenance = parse_provenance(first.provenance.as_deref());
+    let provenance = first.provenance;
     let file_name = std::path::Path::new(source.file()).file_name().map_or_else(
         || source.file().to_string(),
         |n| n.to_string_lossy().into_owned(),
