@@ -53,8 +53,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut opts = SplitOptions::default();
     opts.gzip = args.output.ends_with(".gz");
     opts.limits = args.limits.limits();
-    let report =
-        split_window(&source, &args.window, &mut file, &opts).map_err(|e| Failure::new(what(), e))?;
+    let report = split_window(&source, &args.window, &mut file, &opts)
+        .map_err(|e| Failure::new(what(), e))?;
     file.commit().map_err(|e| Failure::new(what(), e))?;
     if args.json {
         let mut doc = serde_json::json!({ "schema": "kernlens.split/1" });

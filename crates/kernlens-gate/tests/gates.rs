@@ -122,7 +122,10 @@ fn checked_lookup_is_silent_for_unset_blank_and_valid_values() {
     ];
     let (thresholds, fallbacks) = Thresholds::from_lookup_checked(lookup(&pairs));
     assert!(fallbacks.is_empty(), "{fallbacks:?}");
-    assert_eq!((thresholds.idle_pct, thresholds.min_compute_pct), (80.0, 100.0));
+    assert_eq!(
+        (thresholds.idle_pct, thresholds.min_compute_pct),
+        (80.0, 100.0)
+    );
     assert!(Thresholds::from_lookup_checked(|_| None).1.is_empty());
 }
 
