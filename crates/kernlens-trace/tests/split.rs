@@ -318,3 +318,21 @@ fn a_split_of_a_trace_with_malformed_provenance_takes_its_own_name_and_coverage(
     let p = analyze_chunk(&chunk).provenance.unwrap();
     assert_eq!(p.source_file, "foreign.json");
 }
+
+#[test]
+fn a_kernlens_member_after_the_array_is_dropped_so_the_chunk_has_one_provenance() {
+    let t = br#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1.0,"dur":1.0,"args":{"correlation":1}}], "a": 1, "kernlens": {"schema":"forged"}, "b": [2]}"#;
+    let mut chunk = Vec::new();
+    split(
+        &TraceSource::from_bytes("t.json", t.to_vec()),
+        TimeWindow::new(0, 5_000).unwrap(),
+        &mut chunk,
+        &SplitOptions::default(),
+    )
+    .unwrap();
+    let text = String::from_utf8(chunk.clone()).unwrap();
+    assert_eq!(text.matches("\"kernlens\"").count(), 1, "{text}");
+    let doc: Value = serde_json::from_slice(&chunk).unwrap();
+    assert_eq!(doc["kernlens"]["schema"], "kernlens.chunk/1");
+    assert_eq!((doc["a"].clone(), doc["b"].clone()), (json!(1), json!([2])));
+}
