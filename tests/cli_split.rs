@@ -383,6 +383,9 @@ fn all_ranks_lists_an_unusable_rank_under_failed_and_keeps_it_out_of_the_spread(
         text.contains("busy% spread: min 15.84 (rank 1), median 20.81, max 25.78 (rank 0)"),
         "{text}"
     );
+    // --strict: a failed rank is a structural problem, as its stream error used to be.
+    let strict = run(&["summary", d, "--all-ranks", "--strict"]);
+    assert_eq!(strict.status.code(), Some(3));
 }
 
 /// The eager fixture with `"kernlens": <member>` inserted as its first top-level member.
