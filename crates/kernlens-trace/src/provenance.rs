@@ -34,12 +34,12 @@ pub(crate) fn parse(raw: &[u8]) -> Result<ChunkProvenance, String> {
     };
     let window = window(member.get("window"))?;
     let source_graph = source_graph(member.get("source_graph"))?;
-    let mut provenance = ChunkProvenance::default();
-    provenance.schema = CHUNK_SCHEMA.to_string();
-    provenance.source_file = source_file;
-    provenance.window = Some(window);
-    provenance.source_graph = Some(source_graph);
-    Ok(provenance)
+    Ok(ChunkProvenance {
+        schema: CHUNK_SCHEMA.to_string(),
+        source_file,
+        window: Some(window),
+        source_graph: Some(source_graph),
+    })
 }
 
 fn window(value: Option<&Value>) -> Result<ChunkWindow, String> {
@@ -61,10 +61,7 @@ fn window(value: Option<&Value>) -> Result<ChunkWindow, String> {
             "window ends ({end_us}) before it starts ({start_us})"
         ));
     }
-    let mut window = ChunkWindow::default();
-    window.start_us = start_us;
-    window.end_us = end_us;
-    Ok(window)
+    Ok(ChunkWindow { start_us, end_us })
 }
 
 fn source_graph(value: Option<&Value>) -> Result<GraphCoverage, String> {
