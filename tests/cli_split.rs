@@ -138,6 +138,21 @@ impl Sandbox {
     fn out(&self, name: &str) -> PathBuf {
         self.sandbox.join(name)
     }
+
+    /// `kernlens split outside/<trace> --window auto -o <out> EXTRA...`.
+    fn split_auto(&self, trace: &str, out: &Path, extra: &[&str]) -> Output {
+        let input = self.input(trace);
+        let mut args = vec![
+            "split",
+            input.as_str(),
+            "--window",
+            "auto",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    }
 }
 
 /// Every entry of a directory with its bytes (a symlink as `-> target`), sorted by name.
@@ -210,14 +225,7 @@ fn a_failed_split_leaves_an_existing_output_byte_identical() {
     let before_outside = snapshot(&s.outside);
     let before_sandbox = snapshot(&s.sandbox);
     // The eager fixture has no repeating window, so `auto` fails after the first pass.
-    let o = run(&[
-        "split",
-        &s.input("eager.json.gz"),
-        "--window",
-        "auto",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = s.split_auto("eager.json.gz", &out, &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr_line(&o).contains("no repeating step window"));
     assert_eq!(
@@ -235,14 +243,7 @@ fn a_failed_split_through_a_symlink_keeps_the_link_and_its_target() {
     std::os::unix::fs::symlink(s.outside.join("victim.txt"), &link).unwrap();
     let before_outside = snapshot(&s.outside);
     let before_sandbox = snapshot(&s.sandbox);
-    let o = run(&[
-        "split",
-        &s.input("eager.json.gz"),
-        "--window",
-        "auto",
-        "-o",
-        link.to_str().unwrap(),
-    ]);
+    let o = s.split_auto("eager.json.gz", &link, &[]);
     assert_eq!(o.status.code(), Some(1));
     stderr_line(&o);
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
@@ -256,15 +257,7 @@ fn a_split_onto_a_symlink_replaces_the_link_not_its_target() {
     let link = s.out("chunk.json.gz");
     std::os::unix::fs::symlink(s.outside.join("victim.txt"), &link).unwrap();
     let before_outside = snapshot(&s.outside);
-    let o = run(&[
-        "split",
-        &s.input("train.json.gz"),
-        "--window",
-        "auto",
-        "-o",
-        link.to_str().unwrap(),
-        "--json",
-    ]);
+    let o = s.split_auto("train.json.gz", &link, &["--json"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -289,14 +282,7 @@ fn a_split_over_an_existing_file_replaces_it_whole_and_keeps_its_mode() {
     std::fs::write(&out, "x".repeat(1 << 20)).unwrap();
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
     let before_outside = snapshot(&s.outside);
-    let o = run(&[
-        "split",
-        &s.input("train.json.gz"),
-        "--window",
-        "auto",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = s.split_auto("train.json.gz", &out, &[]);
     assert_eq!(o.status.code(), Some(0));
     let chunk: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(chunk["kernlens"]["schema"], "kernlens.chunk/1");
@@ -311,14 +297,7 @@ fn a_split_into_a_directory_or_a_missing_one_fails_with_one_line() {
     let s = Sandbox::new("train.json.gz");
     let before_outside = snapshot(&s.outside);
     for out in [s.sandbox.clone(), s.out("no/such/dir/chunk.json")] {
-        let o = run(&[
-            "split",
-            &s.input("train.json.gz"),
-            "--window",
-            "auto",
-            "-o",
-            out.to_str().unwrap(),
-        ]);
+        let o = s.split_auto("train.json.gz", &out, &[]);
         assert_eq!(o.status.code(), Some(1), "{}", out.display());
         let err = stderr_line(&o);
         assert!(err.starts_with("kernlens: cannot split"), "{err}");

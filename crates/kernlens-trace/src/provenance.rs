@@ -42,13 +42,17 @@ pub(crate) fn parse(raw: &[u8]) -> Result<ChunkProvenance, String> {
     })
 }
 
+/// The object member `name`, or why it is missing or not an object.
+fn object<'v>(value: Option<&'v Value>, name: &str) -> Result<&'v Map<String, Value>, String> {
+    match value {
+        Some(Value::Object(map)) => Ok(map),
+        Some(_) => Err(format!("{name} is not an object")),
+        None => Err(format!("no {name}")),
+    }
+}
+
 fn window(value: Option<&Value>) -> Result<ChunkWindow, String> {
-    let Some(Value::Object(w)) = value else {
-        return Err(match value {
-            None => "no window".into(),
-            Some(_) => "window is not an object".into(),
-        });
-    };
+    let w = object(value, "window")?;
     let bound = |key: &str| {
         w.get(key)
             .and_then(Value::as_f64)
@@ -65,12 +69,7 @@ fn window(value: Option<&Value>) -> Result<ChunkWindow, String> {
 }
 
 fn source_graph(value: Option<&Value>) -> Result<GraphCoverage, String> {
-    let Some(Value::Object(g)) = value else {
-        return Err(match value {
-            None => "no source_graph".into(),
-            Some(_) => "source_graph is not an object".into(),
-        });
-    };
+    let g = object(value, "source_graph")?;
     let count = |key: &str| {
         g.get(key)
             .and_then(Value::as_u64)
