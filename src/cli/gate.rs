@@ -13,10 +13,10 @@ use super::{EXIT_STRICT, Failure, threshold_arg};
 pub struct Args {
     /// Trace file (.json or .json.gz), a directory of traces, or `-` for stdin.
     trace: String,
-    /// High-idle threshold in percent; overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
+    /// High-idle threshold in percent (0..=100); overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     idle_threshold: Option<f64>,
-    /// Low-compute threshold in percent; overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
+    /// Low-compute threshold in percent (0..=100); overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     min_compute: Option<f64>,
     /// Print one `kernlens.gate/1` JSON document.

@@ -32,10 +32,10 @@ pub struct Args {
     /// Hot kernel rows taken from the trace (0 takes all).
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
-    /// High-idle threshold in percent; overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
+    /// High-idle threshold in percent (0..=100); overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     idle_threshold: Option<f64>,
-    /// Low-compute threshold in percent; overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
+    /// Low-compute threshold in percent (0..=100); overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     min_compute: Option<f64>,
     /// List the task groups even when the gate suppresses them.
