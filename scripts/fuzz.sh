@@ -17,7 +17,7 @@ shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(trace_reader trace_event trace_fast_paths ident_keys ident_mangled source_ref locate_python locate_cxx
-    scratch_hunks scratch_export)
+    scratch_hunks scratch_export trace_ranks)
 fi
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 target_dir=${KERNLENS_FUZZ_TARGET_DIR:-target}

@@ -35,6 +35,9 @@ pub use kernlens_gate as gate;
 /// Scratch workspaces: a git-tracked copy of a package for kernel rewrites, and the patch back.
 pub use kernlens_scratch as scratch;
 
+/// Files the CLI writes outside scratch: temp file, fsync, rename; never the input, never through a link.
+pub mod output;
+
 pub mod triage;
 
 /// The triage pipeline: [`Triage`] composes every stage over one trace.

@@ -252,7 +252,10 @@ fn invalid_threshold_flag_is_a_usage_error() {
     for value in ["-3", "abc", "inf"] {
         let output = gate(
             &[
-                shared("eager.json.gz").to_str().unwrap(),
+                repo_root()
+                    .join("fixtures/traces/eager.json.gz")
+                    .to_str()
+                    .unwrap(),
                 "--idle-threshold",
                 value,
             ],
@@ -260,7 +263,7 @@ fn invalid_threshold_flag_is_a_usage_error() {
         );
         assert_eq!(output.status.code(), Some(2), "value {value}");
         let stderr = String::from_utf8(output.stderr).unwrap();
-        assert!(stderr.contains("is not a percentage"), "{stderr}");
+        assert!(stderr.contains("a percentage in 0..=100"), "{stderr}");
     }
 }
 

@@ -23,6 +23,7 @@ const TARGETS: &[(&str, Check)] = &[
     ("locate_cxx", checks::locate_cxx),
     ("scratch_hunks", checks::scratch_hunks),
     ("scratch_export", checks::scratch_export),
+    ("trace_ranks", checks::trace_ranks),
 ];
 
 fn regressions() -> PathBuf {
@@ -214,4 +215,9 @@ fn damaged_real_traces_pass_the_trace_reader_check() {
         "{events:?}"
     );
     assert!(count("gzip cut mid-stream") < complete, "{events:?}");
+}
+
+#[test]
+fn trace_ranks_inputs_stay_fixed() {
+    assert!(replay("trace_ranks") > 0);
 }

@@ -634,3 +634,213 @@ pub fn git_available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// Files of a `trace_ranks` input: `data` split at 0x00 into at most 8 parts, each
+/// `NAME 0x01 CONTENT` (no 0x01: the whole part is the content of `f<i>.json`). A name keeps
+/// only `[A-Za-z0-9_.-]` and `/` (one directory level, for sidecar folders), is at most 64
+/// bytes, and gets `.json` unless it already ends in `.json` or `.json.gz`.
+pub fn rank_files(data: &[u8]) -> Vec<(String, Vec<u8>)> {
+    data.split(|&b| b == 0)
+        .take(8)
+        .enumerate()
+        .map(|(i, part)| {
+            let (name, content) = match part.iter().position(|&b| b == 1) {
+                Some(at) => (&part[..at], &part[at + 1..]),
+                None => (&b""[..], part),
+            };
+            let mut name: String = name
+                .iter()
+                .map(|&b| b as char)
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
+                .take(64)
+                .collect();
+            // One directory level at most, and nothing that climbs out or hides.
+            let parts: Vec<&str> = name
+                .split('/')
+                .filter(|p| !p.is_empty() && !p.starts_with('.'))
+                .collect();
+            name = parts[parts.len().saturating_sub(2)..].join("/");
+            if name.is_empty() {
+                name = format!("f{i}");
+            }
+            let lower = name.to_ascii_lowercase();
+            if !(lower.ends_with(".json") || lower.ends_with(".json.gz")) {
+                name.push_str(".json");
+            }
+            (name, content.to_vec())
+        })
+        .collect()
+}
+
+/// The rank tag as trace.md §4.2 words it (`rank[_-]?(\d+)`, case-insensitive, first match,
+/// on the file name), written independently of the reader: the digits, as text.
+fn reference_rank_tag(name: &str) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
+    let b = lower.as_bytes();
+    (0..b.len()).find_map(|i| {
+        let rest = b.get(i..)?.strip_prefix(b"rank")?;
+        let rest = match rest {
+            [b'_' | b'-', d, ..] if d.is_ascii_digit() => &rest[1..],
+            _ => rest,
+        };
+        let digits: String = rest
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .map(|&c| c as char)
+            .collect();
+        (!digits.is_empty()).then_some(digits)
+    })
+}
+
+/// All-ranks mode on a directory built from the bytes (see [`rank_files`]): every rank-tagged
+/// file is an entry (a tag too large for a number is a failed entry naming it), ranks ascend
+/// without repeats, an entry that failed for its content really has no trace array or no
+/// kernel, and the spread is exactly min / median / max over the entries that succeeded.
+pub fn trace_ranks(data: &[u8]) {
+    let Ok(tmp) = tempfile::tempdir() else { return };
+    let mut written: Vec<(String, std::path::PathBuf)> = Vec::new();
+    for (name, content) in rank_files(data) {
+        let path = tmp.path().join(&name);
+        let ok = path
+            .parent()
+            .is_none_or(|p| std::fs::create_dir_all(p).is_ok())
+            && std::fs::write(&path, &content).is_ok();
+        if ok && !written.iter().any(|(n, _)| *n == name) {
+            written.push((name, path));
+        }
+    }
+    // A name may have become a directory after it was written as a file.
+    written.retain(|(_, p)| p.is_file());
+    if written.is_empty() {
+        return;
+    }
+    let opts = Options::default();
+    let report = match kernlens_trace::analyze_all_ranks(tmp.path(), &opts) {
+        Ok(r) => r,
+        Err(e) => panic!("all-ranks over {} files failed: {e}", written.len()),
+    };
+    let base = |name: &str| name.rsplit('/').next().unwrap_or(name).to_string();
+    let sidecar = |name: &str| {
+        let file = base(name).to_ascii_lowercase();
+        let dir_sidecar = name.rsplit_once('/').is_some_and(|(d, _)| {
+            let d = d.to_ascii_lowercase();
+            d == "capture_traces" || d.starts_with("graph_capture")
+        });
+        dir_sidecar
+            || file.contains("graph_capture")
+            || file
+                .strip_prefix("bs_")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let eligible: Vec<(&String, Option<String>)> = written
+        .iter()
+        .filter(|(n, _)| !sidecar(n) && !base(n).starts_with("merged-"))
+        .map(|(n, _)| (n, reference_rank_tag(&base(n))))
+        .collect();
+    let entry_of = |name: &str| {
+        report
+            .ranks
+            .iter()
+            .filter(|e| e.trace_file == tmp.path().join(name).display().to_string())
+            .collect::<Vec<_>>()
+    };
+    let any_tag = eligible.iter().any(|(_, t)| t.is_some());
+    if any_tag {
+        for (name, tag) in &eligible {
+            let Some(digits) = tag else { continue };
+            match digits.parse::<u64>() {
+                Ok(rank) => assert!(
+                    report.ranks.iter().any(|e| e.rank == Some(rank)),
+                    "rank {rank} of {name} has no entry"
+                ),
+                Err(_) => {
+                    let entries = entry_of(name);
+                    assert!(
+                        entries.len() == 1
+                            && entries[0].rank.is_none()
+                            && entries[0]
+                                .result
+                                .as_ref()
+                                .is_err_and(|e| e.to_string().contains(digits.as_str())),
+                        "{name}: a too-large rank tag must be one failed entry naming it"
+                    );
+                }
+            }
+        }
+    } else {
+        // No eligible file is tagged: the one file §4.2 chooses (which may be a tagged
+        // `merged-*` file or sidecar, whose rank it then reports).
+        assert_eq!(report.ranks.len(), 1, "no rank tag: the one §4.2 file");
+    }
+    // Numbered entries ascend without repeats, and the untagged failures come last.
+    let numbered: Vec<u64> = report.ranks.iter().filter_map(|e| e.rank).collect();
+    assert!(numbered.windows(2).all(|w| w[0] < w[1]), "{numbered:?}");
+    if any_tag {
+        let first_none = report.ranks.iter().position(|e| e.rank.is_none());
+        if let Some(at) = first_none {
+            assert!(report.ranks[at..].iter().all(|e| e.rank.is_none()));
+            assert!(report.ranks[at..].iter().all(|e| e.result.is_err()));
+        }
+    }
+    // A content failure is a real one: the file read alone has no array or no kernel.
+    for e in &report.ranks {
+        let Err(err) = &e.result else { continue };
+        if !matches!(err, kernlens_trace::TraceError::Unusable { .. }) {
+            continue;
+        }
+        let alone = TraceSource::open(&e.trace_file).and_then(|s| analyze(&s, &opts));
+        let Ok(alone) = alone else { continue };
+        let no_array = alone.stream_errors.iter().any(|m| {
+            m.starts_with("traceEvents array not found")
+                || m.starts_with("traceEvents value is not an array")
+                || m.starts_with("traceEvents array opener not found")
+                || m.starts_with("traceEvents prefix exceeds")
+        });
+        assert!(
+            no_array || (alone.attribution.kernel_count == 0 && alone.timeline.memcpy_us == 0.0),
+            "{}: failed ({err}) but reads as a usable trace",
+            e.trace_file
+        );
+    }
+    // The spread is over the successes only.
+    let ok: Vec<(Option<u64>, f64)> = report
+        .ranks
+        .iter()
+        .filter_map(|e| {
+            e.result
+                .as_ref()
+                .ok()
+                .map(|a| (e.rank, a.timeline.busy_pct))
+        })
+        .collect();
+    match &report.spread {
+        None => assert!(ok.is_empty(), "successes but no spread"),
+        Some(s) => {
+            assert!(!ok.is_empty(), "a spread without a success");
+            let mut values: Vec<f64> = ok.iter().map(|x| x.1).collect();
+            values.sort_by(f64::total_cmp);
+            let n = values.len();
+            let median = if n % 2 == 1 {
+                values[n / 2]
+            } else {
+                (values[n / 2 - 1] + values[n / 2]) / 2.0
+            };
+            assert_eq!(s.min.to_bits(), values[0].to_bits());
+            assert_eq!(s.max.to_bits(), values[n - 1].to_bits());
+            assert_eq!(s.median.to_bits(), median.to_bits());
+            let first_with = |v: f64| {
+                ok.iter()
+                    .find(|x| x.1.to_bits() == v.to_bits())
+                    .map(|x| x.0)
+            };
+            assert_eq!(Some(s.min_rank), first_with(s.min));
+            assert_eq!(Some(s.max_rank), first_with(s.max));
+        }
+    }
+    let doc = report.to_json();
+    let listed = doc["ranks"].as_array().map_or(0, Vec::len);
+    let failed = doc["failed"].as_array().map_or(0, Vec::len);
+    assert_eq!(listed, ok.len());
+    assert_eq!(listed + failed, report.ranks.len());
+    assert_eq!(doc["rank_count"].as_u64(), Some(report.ranks.len() as u64));
+}

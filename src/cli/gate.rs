@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use kernlens_gate::{GateInputs, GateReport, Severity, Thresholds, analysis_probe, evaluate};
+use kernlens_gate::{GateInputs, GateReport, Severity, analysis_probe, evaluate};
 use kernlens_trace::{Options, TraceSource};
 
 use super::{EXIT_STRICT, Failure, threshold_arg};
@@ -13,10 +13,10 @@ use super::{EXIT_STRICT, Failure, threshold_arg};
 pub struct Args {
     /// Trace file (.json or .json.gz), a directory of traces, or `-` for stdin.
     trace: String,
-    /// High-idle threshold in percent; overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
+    /// High-idle threshold in percent (0..=100); overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     idle_threshold: Option<f64>,
-    /// Low-compute threshold in percent; overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
+    /// Low-compute threshold in percent (0..=100); overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     min_compute: Option<f64>,
     /// Print one `kernlens.gate/1` JSON document.
@@ -28,14 +28,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    // The environment is read here, at the edge, once per invocation.
-    let mut thresholds = Thresholds::from_lookup(|name| std::env::var(name).ok());
-    if let Some(idle) = args.idle_threshold {
-        thresholds.idle_pct = idle;
-    }
-    if let Some(min_compute) = args.min_compute {
-        thresholds.min_compute_pct = min_compute;
-    }
+    let thresholds = super::thresholds(args.idle_threshold, args.min_compute);
 
     let source = TraceSource::open(&args.trace)
         .map_err(|err| Failure::new(format!("cannot open trace '{}'", args.trace), err))?;

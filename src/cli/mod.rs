@@ -5,6 +5,7 @@ use std::fmt;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kernlens_gate::Thresholds;
 
 mod gate;
 mod ident;
@@ -65,11 +66,39 @@ impl fmt::Display for Failure {
     }
 }
 
-/// A percentage flag must be a finite, non-negative number; anything else is a usage
-/// error rather than a silent fallback to the default, since the user typed it.
+/// A percentage flag must be a number in 0..=100; anything else is a usage error (exit 2)
+/// rather than a silent fallback to the default, since the user typed it.
 pub fn threshold_arg(text: &str) -> Result<f64, String> {
-    kernlens_gate::parse_threshold(Some(text))
-        .ok_or_else(|| format!("'{text}' is not a percentage (a finite number >= 0)"))
+    kernlens_gate::parse_pct(text)
+        .map_err(|problem| format!("{problem}; a threshold is a percentage in 0..=100"))
+}
+
+/// The gate thresholds of one invocation: the flags, else the environment (read here, once,
+/// at the edge), else the defaults. A variable that is set but unusable gets one warning line
+/// on standard error naming it and the default used; one a flag overrides is not consulted.
+pub fn thresholds(idle_flag: Option<f64>, min_compute_flag: Option<f64>) -> Thresholds {
+    let (mut thresholds, fallbacks) = Thresholds::from_lookup_checked(|name| {
+        let overridden = match name {
+            kernlens_gate::IDLE_THRESHOLD_ENV => idle_flag.is_some(),
+            kernlens_gate::MIN_COMPUTE_ENV => min_compute_flag.is_some(),
+            _ => false,
+        };
+        if overridden {
+            None
+        } else {
+            std::env::var(name).ok()
+        }
+    });
+    for fallback in &fallbacks {
+        eprintln!("kernlens: warning: {fallback}");
+    }
+    if let Some(idle) = idle_flag {
+        thresholds.idle_pct = idle;
+    }
+    if let Some(min_compute) = min_compute_flag {
+        thresholds.min_compute_pct = min_compute;
+    }
+    thresholds
 }
 
 /// Writes a whole document to standard output. A closed pipe (`| head`) is the

@@ -1,9 +1,9 @@
 //! `kernlens split TRACE --window SPEC -o OUT`: one window written as a new valid trace.
 
-use std::fs::File;
-use std::io::BufWriter;
+use std::path::Path;
 use std::process::ExitCode;
 
+use kernlens::output::{AtomicFile, ensure_not_input};
 use kernlens_trace::{SplitOptions, SplitReport, TraceSource, WindowMode, split_window};
 
 use super::summary::window_mode;
@@ -42,16 +42,20 @@ fn split_window_mode(spec: &str) -> Result<WindowMode, String> {
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let what = || format!("cannot split '{}'", args.trace);
     let source = TraceSource::open(&args.trace).map_err(|e| Failure::new(what(), e))?;
-    let file = File::create(&args.output)
-        .map_err(|e| Failure::new(format!("cannot create '{}'", args.output), e))?;
+    // The chunk goes to a temporary file renamed over `-o` only once it is complete, so a
+    // failed split (no window, a write error) leaves whatever was at `-o` as it was, and a
+    // symlink there is replaced rather than written through (docs/design/cli.md).
+    let output = Path::new(&args.output);
+    if let Some(input) = source.path() {
+        ensure_not_input(output, input).map_err(|e| Failure::new(what(), e))?;
+    }
+    let mut file = AtomicFile::create(output).map_err(|e| Failure::new(what(), e))?;
     let mut opts = SplitOptions::default();
     opts.gzip = args.output.ends_with(".gz");
     opts.limits = args.limits.limits();
-    let report = split_window(&source, &args.window, BufWriter::new(file), &opts).map_err(|e| {
-        // Leave no half-written chunk behind.
-        let _ = std::fs::remove_file(&args.output);
-        Failure::new(what(), e)
-    })?;
+    let report = split_window(&source, &args.window, &mut file, &opts)
+        .map_err(|e| Failure::new(what(), e))?;
+    file.commit().map_err(|e| Failure::new(what(), e))?;
     if args.json {
         let mut doc = serde_json::json!({ "schema": "kernlens.split/1" });
         if let (Some(obj), Ok(serde_json::Value::Object(fields))) =

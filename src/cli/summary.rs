@@ -144,10 +144,12 @@ fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
         }
         print!("{o}");
     }
+    // A failed rank is at least as damaged as one with recovered problems (a rank without a
+    // trace array used to be an analysis carrying that stream error).
     let damaged = report
         .ranks
         .iter()
-        .any(|r| r.result.as_ref().is_ok_and(|a| !a.stream_errors.is_empty()));
+        .any(|r| r.result.is_err() || r.result.as_ref().is_ok_and(|a| !a.stream_errors.is_empty()));
     if args.strict && damaged {
         return Ok(ExitCode::from(EXIT_STRICT));
     }

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use kernlens::triage::{Phase, TriageGroup};
 use kernlens::{Triage, TriageOptions, TriageReport};
-use kernlens_gate::{Decision, Severity, Thresholds};
+use kernlens_gate::{Decision, Severity};
 use kernlens_locate::{DiscoveryEnv, KindContext, Locator, RootOrigin};
 use kernlens_scratch::location::ScratchEnv;
 use kernlens_trace::TraceSource;
@@ -32,10 +32,10 @@ pub struct Args {
     /// Hot kernel rows taken from the trace (0 takes all).
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
-    /// High-idle threshold in percent; overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
+    /// High-idle threshold in percent (0..=100); overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     idle_threshold: Option<f64>,
-    /// Low-compute threshold in percent; overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
+    /// Low-compute threshold in percent (0..=100); overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     min_compute: Option<f64>,
     /// List the task groups even when the gate suppresses them.
@@ -67,13 +67,7 @@ fn env_path(key: &str) -> Option<PathBuf> {
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut options = TriageOptions::default();
     options.top_k = args.top;
-    options.thresholds = Thresholds::from_lookup(|name| std::env::var(name).ok());
-    if let Some(idle) = args.idle_threshold {
-        options.thresholds.idle_pct = idle;
-    }
-    if let Some(min_compute) = args.min_compute {
-        options.thresholds.min_compute_pct = min_compute;
-    }
+    options.thresholds = super::thresholds(args.idle_threshold, args.min_compute);
     options.apply_gate = !args.no_gate;
     options.rewrite_opt_in = args.rewrite_opt_in;
     options.rewrite_budget_minutes = args.rewrite_budget_min;

@@ -59,8 +59,8 @@ pub use rewrite::{
     evaluate_rewrite_route,
 };
 pub use thresholds::{
-    DEFAULT_IDLE_THRESHOLD_PCT, DEFAULT_MIN_COMPUTE_PCT, IDLE_THRESHOLD_ENV, MIN_COMPUTE_ENV,
-    Thresholds, parse_threshold,
+    DEFAULT_IDLE_THRESHOLD_PCT, DEFAULT_MIN_COMPUTE_PCT, EnvFallback, IDLE_THRESHOLD_ENV,
+    MIN_COMPUTE_ENV, ThresholdProblem, Thresholds, parse_pct, parse_threshold,
 };
 pub use verdict::{Decision, Verdict};
 pub use warning::{Severity, Warning, WarningCode};

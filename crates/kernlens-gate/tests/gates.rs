@@ -5,8 +5,8 @@
 use std::cell::Cell;
 
 use kernlens_gate::{
-    CoverageFacts, Decision, GateError, GateInputs, GateReport, Severity, Thresholds, Verdict,
-    WarningCode, compute_gate, evaluate, idle_gate, pct_from_cell,
+    CoverageFacts, Decision, GateError, GateInputs, GateReport, Severity, ThresholdProblem,
+    Thresholds, Verdict, WarningCode, compute_gate, evaluate, idle_gate, parse_pct, pct_from_cell,
 };
 use serde_json::{Value, json};
 
@@ -66,7 +66,20 @@ fn idle_threshold_env_values_parse_or_fall_back_to_80() {
     assert_eq!(idle(Some("42.5")), 42.5);
     assert_eq!(idle(Some(" 35.5 ")), 35.5);
     assert_eq!(idle(Some("0")), 0.0);
-    for bad in ["not-a-number", "-5", "", "inf", "-inf", "NaN", "   "] {
+    assert_eq!(idle(Some("100")), 100.0);
+    for bad in [
+        "not-a-number",
+        "-5",
+        "",
+        "inf",
+        "-inf",
+        "NaN",
+        "   ",
+        "150",
+        "100.001",
+        "30%",
+        "abc",
+    ] {
         assert_eq!(idle(Some(bad)), 80.0, "value {bad:?}");
     }
 }
@@ -79,6 +92,53 @@ fn min_compute_env_values_parse_or_fall_back_to_10() {
     assert_eq!(min(Some("0")), 0.0);
     assert_eq!(min(Some("nope")), 10.0);
     assert_eq!(min(Some("-1")), 10.0);
+    assert_eq!(min(Some("101")), 10.0);
+}
+
+#[test]
+fn checked_lookup_names_each_unusable_variable_and_the_default_used() {
+    let pairs = [
+        ("KERNLENS_IDLE_THRESHOLD_PCT", "150"),
+        ("KERNLENS_MIN_COMPUTE_PCT", "30%"),
+    ];
+    let (thresholds, fallbacks) = Thresholds::from_lookup_checked(lookup(&pairs));
+    assert_eq!(thresholds, Thresholds::default());
+    let lines: Vec<String> = fallbacks.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        [
+            "KERNLENS_IDLE_THRESHOLD_PCT=\"150\" ignored (150 is outside 0..=100); using the default 80",
+            "KERNLENS_MIN_COMPUTE_PCT=\"30%\" ignored (not a number); using the default 10",
+        ]
+    );
+    assert_eq!(fallbacks[0].problem, ThresholdProblem::OutOfRange(150.0));
+}
+
+#[test]
+fn checked_lookup_is_silent_for_unset_blank_and_valid_values() {
+    let pairs = [
+        ("KERNLENS_IDLE_THRESHOLD_PCT", "  "),
+        ("KERNLENS_MIN_COMPUTE_PCT", "100"),
+    ];
+    let (thresholds, fallbacks) = Thresholds::from_lookup_checked(lookup(&pairs));
+    assert!(fallbacks.is_empty(), "{fallbacks:?}");
+    assert_eq!(
+        (thresholds.idle_pct, thresholds.min_compute_pct),
+        (80.0, 100.0)
+    );
+    assert!(Thresholds::from_lookup_checked(|_| None).1.is_empty());
+}
+
+#[test]
+fn parse_pct_accepts_exactly_the_finite_numbers_from_0_to_100() {
+    assert_eq!(parse_pct(" 0 "), Ok(0.0));
+    assert_eq!(parse_pct("100"), Ok(100.0));
+    assert_eq!(parse_pct("1e1"), Ok(10.0));
+    assert_eq!(parse_pct("-0.5"), Err(ThresholdProblem::OutOfRange(-0.5)));
+    assert_eq!(parse_pct("150"), Err(ThresholdProblem::OutOfRange(150.0)));
+    for bad in ["abc", "30%", "", "inf", "NaN", "1,5"] {
+        assert_eq!(parse_pct(bad), Err(ThresholdProblem::NotANumber), "{bad:?}");
+    }
 }
 
 #[test]
@@ -97,6 +157,7 @@ fn lookup_reads_the_kernlens_variables_at_call_time() {
 fn thresholds_new_applies_the_env_validation() {
     assert_eq!(Thresholds::new(-1.0, f64::NAN), Thresholds::default());
     assert_eq!(Thresholds::new(f64::INFINITY, 5.0).idle_pct, 80.0);
+    assert_eq!(Thresholds::new(150.0, 100.5), Thresholds::default());
     let custom = Thresholds::new(70.0, 0.0);
     assert_eq!((custom.idle_pct, custom.min_compute_pct), (70.0, 0.0));
 }
@@ -423,12 +484,20 @@ mod laws {
             prop_assert_eq!(verdict.suppressed(), above);
         }
 
-        /// Any text yields a usable threshold: finite and non-negative.
+        /// Any text yields a usable threshold: a finite percentage in 0..=100.
         #[test]
         fn any_env_text_gives_a_valid_threshold(text in ".{0,12}") {
             let thresholds = Thresholds::from_env_values(Some(&text), Some(&text));
-            prop_assert!(thresholds.idle_pct.is_finite() && thresholds.idle_pct >= 0.0);
-            prop_assert!(thresholds.min_compute_pct.is_finite() && thresholds.min_compute_pct >= 0.0);
+            prop_assert!((0.0..=100.0).contains(&thresholds.idle_pct));
+            prop_assert!((0.0..=100.0).contains(&thresholds.min_compute_pct));
+        }
+
+        /// A checked lookup reports a fallback exactly when a non-blank value is unusable.
+        #[test]
+        fn a_fallback_is_reported_iff_a_set_value_is_rejected(text in ".{0,12}") {
+            let (_, fallbacks) = Thresholds::from_lookup_checked(|_| Some(text.clone()));
+            let rejected = !text.trim().is_empty() && parse_pct(&text).is_err();
+            prop_assert_eq!(fallbacks.len(), if rejected { 2 } else { 0 });
         }
 
         /// Combining never passes what either gate alone suppresses, unless

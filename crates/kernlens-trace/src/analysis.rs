@@ -86,10 +86,6 @@ impl Analysis {
     }
 }
 
-pub(crate) fn parse_provenance(raw: Option<&[u8]>) -> Option<ChunkProvenance> {
-    serde_json::from_slice(raw?).ok()
-}
-
 /// Builds the report from one read's records.
 pub(crate) fn build(
     source: &TraceSource,

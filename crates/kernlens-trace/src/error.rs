@@ -56,6 +56,23 @@ pub enum TraceError {
         /// The text given.
         spec: String,
     },
+    /// A file that holds nothing to analyse: no `traceEvents` array, or no GPU event in it
+    /// (all-ranks mode, where counting it as a 0%-busy rank would skew the spread).
+    #[error("'{path}' is not a usable trace: {reason}")]
+    Unusable {
+        /// The file.
+        path: String,
+        /// Why: the reader's stream errors, or the missing GPU events.
+        reason: String,
+    },
+    /// A file whose rank tag does not hold a rank number (it overflows a `u64`).
+    #[error("rank tag '{tag}' in '{path}' is not a rank number (too large)")]
+    BadRankTag {
+        /// The file.
+        path: String,
+        /// The matched tag text, e.g. `rank_99999999999999999999`.
+        tag: String,
+    },
     /// Writing output failed.
     #[error("cannot write {what}: {source}")]
     Write {

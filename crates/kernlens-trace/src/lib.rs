@@ -73,6 +73,7 @@ mod number;
 mod observe;
 mod options;
 mod overlap;
+mod provenance;
 mod ranks;
 mod read;
 mod report;
@@ -146,16 +147,38 @@ fn run_with(
     opts: &Options,
     collector: Collector<'_>,
 ) -> Result<Analysis, TraceError> {
+    read_analysis(source, opts, collector).map(|(analysis, _)| analysis)
+}
+
+/// One read folded into an analysis, with why the input holds nothing to analyse: no
+/// `traceEvents` array (the reason is its stream errors), or no GPU event in the array.
+/// All-ranks mode lists such a rank under `failed` instead of counting it as 0% busy.
+pub(crate) fn read_analysis(
+    source: &TraceSource,
+    opts: &Options,
+    collector: Collector<'_>,
+) -> Result<(Analysis, Option<String>), TraceError> {
     let mut collector = collector;
     let out = read::read(source, &opts.limits, opts.threads, &mut collector)?;
-    let provenance = analysis::parse_provenance(out.provenance.as_deref());
-    Ok(analysis::build(
+    let unusable = if !out.array_found {
+        Some(if out.stream_errors.is_empty() {
+            "no traceEvents array".to_string()
+        } else {
+            out.stream_errors.join("; ")
+        })
+    } else if collector.out.gpu.is_empty() {
+        Some("no GPU events in its traceEvents array, so busy% is undefined".to_string())
+    } else {
+        None
+    };
+    let analysis = analysis::build(
         source,
         opts,
         collector.out,
         out.stream_errors,
-        provenance,
-    ))
+        out.provenance,
+    );
+    Ok((analysis, unusable))
 }
 
 /// Graph coverage of a whole trace, with its provenance and stream errors: what the
@@ -177,7 +200,7 @@ pub fn graph_coverage(source: &TraceSource, limits: &Limits) -> Result<CoverageR
     let out = read::read(source, limits, None, &mut collector)?;
     Ok(CoverageReport {
         graph: graph::coverage(&collector.out),
-        provenance: analysis::parse_provenance(out.provenance.as_deref()),
+        provenance: out.provenance,
         stream_errors: out.stream_errors,
     })
 }

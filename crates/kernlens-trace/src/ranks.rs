@@ -1,12 +1,13 @@
 //! All-ranks mode: every rank of a directory analysed in parallel, with the busy% spread
 //! (trace.md §4.3).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::Analysis;
+use crate::collect::Collector;
 use crate::error::TraceError;
 use crate::options::Options;
 use crate::select::{self, Candidate, Selection};
@@ -98,16 +99,32 @@ impl RankReport {
     }
 }
 
+/// What all-ranks mode does with one file.
+enum Planned {
+    /// Analyse it as this rank (or as the only entry, rank `None`).
+    Analyse(Selection),
+    /// Report it as failed: its rank tag holds no rank number.
+    BadTag { path: PathBuf, tag: String },
+}
+
 /// The file of each distinct rank: the largest per rank (ties: greater name), `merged-*`
-/// and sidecars excluded; without rank tags, the one file §4.2 would choose.
-fn rank_files(dir: &Path) -> Result<Vec<Selection>, TraceError> {
+/// and sidecars excluded, then the files whose rank tag is not a number (by path); without
+/// any rank tag, the one file §4.2 would choose.
+fn rank_files(dir: &Path) -> Result<Vec<Planned>, TraceError> {
     let all = select::candidates(dir)?;
+    let eligible = |c: &&Candidate| !c.sidecar && !c.name.starts_with("merged-");
     let mut ranked: Vec<&Candidate> = all
         .iter()
-        .filter(|c| !c.sidecar && c.rank.is_some() && !c.name.starts_with("merged-"))
+        .filter(eligible)
+        .filter(|c| c.rank.is_some())
         .collect();
-    if ranked.is_empty() {
-        return Ok(vec![select::select(dir)?]);
+    let bad: Vec<&Candidate> = all
+        .iter()
+        .filter(eligible)
+        .filter(|c| c.bad_tag.is_some())
+        .collect();
+    if ranked.is_empty() && bad.is_empty() {
+        return Ok(vec![Planned::Analyse(select::select(dir)?)]);
     }
     ranked.sort_by(|a, b| {
         a.rank
@@ -117,18 +134,27 @@ fn rank_files(dir: &Path) -> Result<Vec<Selection>, TraceError> {
     });
     ranked.dedup_by(|later, first| later.rank == first.rank);
     let count = ranked.len();
-    Ok(ranked
-        .into_iter()
-        .map(|c| Selection {
+    let analysed = ranked.into_iter().map(|c| {
+        Planned::Analyse(Selection {
             path: c.path.clone(),
             rank: c.rank,
             rank_count: count,
             capture_fragment: false,
         })
-        .collect())
+    });
+    // Candidates are sorted by path, so these are too.
+    let failed = bad.into_iter().map(|c| Planned::BadTag {
+        path: c.path.clone(),
+        tag: c.bad_tag.clone().unwrap_or_default(),
+    });
+    Ok(analysed.chain(failed).collect())
 }
 
 /// Analyses every rank of `dir` in parallel.
+///
+/// A rank whose file cannot be used, because it cannot be read, holds no `traceEvents`
+/// array or no GPU event, or carries a rank tag that is not a number, is an entry with an
+/// error: it is listed under `failed` and never enters the spread.
 pub fn analyze_all_ranks(dir: impl AsRef<Path>, opts: &Options) -> Result<RankReport, TraceError> {
     let dir = dir.as_ref();
     if !dir.is_dir() {
@@ -139,16 +165,7 @@ pub fn analyze_all_ranks(dir: impl AsRef<Path>, opts: &Options) -> Result<RankRe
     let files = rank_files(dir)?;
     let ranks: Vec<RankEntry> = files
         .into_par_iter()
-        .map(|sel| {
-            let rank = sel.rank;
-            let trace_file = sel.path.display().to_string();
-            let source = TraceSource::from_selection(sel);
-            RankEntry {
-                rank,
-                trace_file,
-                result: crate::analyze(&source, opts),
-            }
-        })
+        .map(|plan| analyse_rank(plan, opts))
         .collect();
     let spread = spread(&ranks);
     Ok(RankReport {
@@ -156,6 +173,41 @@ pub fn analyze_all_ranks(dir: impl AsRef<Path>, opts: &Options) -> Result<RankRe
         ranks,
         spread,
     })
+}
+
+fn analyse_rank(plan: Planned, opts: &Options) -> RankEntry {
+    match plan {
+        Planned::BadTag { path, tag } => {
+            let trace_file = path.display().to_string();
+            RankEntry {
+                rank: None,
+                result: Err(TraceError::BadRankTag {
+                    path: trace_file.clone(),
+                    tag,
+                }),
+                trace_file,
+            }
+        }
+        Planned::Analyse(sel) => {
+            let rank = sel.rank;
+            let trace_file = sel.path.display().to_string();
+            let source = TraceSource::from_selection(sel);
+            let result = crate::read_analysis(&source, opts, Collector::new(None)).and_then(
+                |(analysis, unusable)| match unusable {
+                    None => Ok(analysis),
+                    Some(reason) => Err(TraceError::Unusable {
+                        path: trace_file.clone(),
+                        reason,
+                    }),
+                },
+            );
+            RankEntry {
+                rank,
+                trace_file,
+                result,
+            }
+        }
+    }
 }
 
 fn spread(ranks: &[RankEntry]) -> Option<BusySpread> {

@@ -14,14 +14,26 @@ use crate::error::TraceError;
 use crate::event::{Event, Wanted};
 use crate::intern::Interner;
 use crate::options::Limits;
+use crate::provenance;
+use crate::report::ChunkProvenance;
 use crate::scan::{self, ErrorLog, Located, Problem, Step};
 use crate::source::{Input, TraceSource};
 
 /// What one read produced, before aggregation.
 pub(crate) struct ReadOutput {
     pub(crate) stream_errors: Vec<String>,
-    /// Raw JSON of a top-level `kernlens` member that precedes `traceEvents`.
-    pub(crate) provenance: Option<Vec<u8>>,
+    /// The `traceEvents` array was found (the input may still hold no events).
+    pub(crate) array_found: bool,
+    /// The well-formed `kernlens` member that precedes `traceEvents` (provenance.rs).
+    pub(crate) provenance: Option<ChunkProvenance>,
+}
+
+/// What a read learned before the first event: whether the array was found, and the
+/// chunk provenance in the prefix. The default is "no array".
+#[derive(Default)]
+pub(crate) struct Head {
+    pub(crate) array_found: bool,
+    pub(crate) provenance: Option<ChunkProvenance>,
 }
 
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -115,7 +127,7 @@ pub(crate) fn read(
     collector: &mut Collector<'_>,
 ) -> Result<ReadOutput, TraceError> {
     let mut log = ErrorLog::default();
-    let provenance = match &source.input {
+    let head = match &source.input {
         Input::File(path) => {
             let io_err = |action, source| TraceError::Io {
                 action,
@@ -197,7 +209,8 @@ pub(crate) fn read(
     };
     Ok(ReadOutput {
         stream_errors: log.finish(),
-        provenance,
+        array_found: head.array_found,
+        provenance: head.provenance,
     })
 }
 
@@ -208,7 +221,7 @@ fn read_gzip<R: Read + Send>(
     limits: &Limits,
     collector: &mut Collector<'_>,
     log: &mut ErrorLog,
-) -> Option<Vec<u8>> {
+) -> Head {
     let (counted, meter) = Meter::wrap(compressed, total);
     read_stream(
         MultiGzDecoder::new(counted),
@@ -271,8 +284,21 @@ fn input_problem(e: &io::Error, gzip: bool) -> Problem {
     Problem::Input { kind, detail }
 }
 
-fn prefix_provenance(prefix: &[u8]) -> Option<Vec<u8>> {
-    scan::prefix_member(prefix, "kernlens").map(<[u8]>::to_vec)
+/// The array was found after `prefix`: the head of the read, with the prefix's `kernlens`
+/// member when it is a well-formed provenance; a malformed one is reported and ignored.
+fn found_array(prefix: &[u8], log: &mut ErrorLog) -> Head {
+    let member =
+        scan::prefix_member(prefix, "kernlens").and_then(|raw| match provenance::parse(raw) {
+            Ok(p) => Some(p),
+            Err(why) => {
+                log.push(&Problem::Provenance(why), 0);
+                None
+            }
+        });
+    Head {
+        array_found: true,
+        provenance: member,
+    }
 }
 
 /// Hands an event (or its absence) to the fold.
@@ -296,24 +322,21 @@ fn read_bytes(
     prefault: Prefault<'_>,
     collector: &mut Collector<'_>,
     log: &mut ErrorLog,
-) -> Option<Vec<u8>> {
+) -> Head {
     let over = limits.max_input_bytes.filter(|&max| buf.len() as u64 > max);
     if let Some(max) = over {
         log.push(&input_problem(&io::Error::other(InputLimit(max)), false), 0);
     }
     let buf = &buf[..over.map_or(buf.len(), |max| max as usize)];
     let body = match scan::locate_array(buf, true, limits) {
-        Located::Array { key_at, body } => {
-            let prov = prefix_provenance(&buf[..key_at]);
-            (body, prov)
-        }
+        Located::Array { key_at, body } => (body, found_array(&buf[..key_at], log)),
         Located::Failed(p) => {
             log.push(&p, 0);
-            return None;
+            return Head::default();
         }
-        Located::NeedMore => return None,
+        Located::NeedMore => return Head::default(),
     };
-    let (start, provenance) = body;
+    let (start, head) = body;
     let wanted = Ask {
         wanted: collector.wanted(),
         digest: collector.digests(),
@@ -322,7 +345,7 @@ fn read_bytes(
     if threads == 1 || buf.len() - start < 2 * region {
         let r = scan_region(buf, start, usize::MAX, limits, wanted);
         apply_region(r, collector, log);
-        return provenance;
+        return head;
     }
     match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => read_parallel(
@@ -334,7 +357,7 @@ fn read_bytes(
             apply_region(r, collector, log);
         }
     }
-    provenance
+    head
 }
 
 /// The events of one region of a mapped array, in file order.
@@ -567,7 +590,7 @@ pub(crate) fn read_stream<R: Read + Send>(
     collector: &mut dyn StreamSink,
     log: &mut ErrorLog,
     meter: Option<Meter>,
-) -> Option<Vec<u8>> {
+) -> Head {
     std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
         let max_input = limits.max_input_bytes;
@@ -613,7 +636,7 @@ fn parse_stream(
     sink: &mut dyn StreamSink,
     log: &mut ErrorLog,
     meter: Option<Meter>,
-) -> Option<Vec<u8>> {
+) -> Head {
     let report = |sink: &mut dyn StreamSink| {
         if let Some(m) = &meter {
             sink.progress(m.done(), m.total);
@@ -638,15 +661,15 @@ fn parse_stream(
         }
     };
     // Prefix: the whole prefix stays buffered (bounded by max_prefix_bytes).
-    let (mut pos, provenance) = loop {
+    let (mut pos, head) = loop {
         match scan::locate_array(&buf, eof, limits) {
             Located::Array { key_at, body } => {
                 sink.prefix(&buf[..key_at]);
-                break (body, prefix_provenance(&buf[..key_at]));
+                break (body, found_array(&buf[..key_at], log));
             }
             Located::Failed(p) => {
                 log.push(&p, 0);
-                return None;
+                return Head::default();
             }
             Located::NeedMore => pull(&mut buf, &mut eof, log, 0, CHUNK),
         }
@@ -678,7 +701,7 @@ fn parse_stream(
                     }
                     None => {}
                 }
-                return provenance;
+                return head;
             }
             Step::NeedMore => {
                 // Keep only the pending element, then read at least as much again as it

@@ -27,7 +27,12 @@ pub(crate) enum Problem {
     Truncated,
     Exceeds(usize),
     Malformed(String),
-    Input { kind: &'static str, detail: String },
+    Input {
+        kind: &'static str,
+        detail: String,
+    },
+    /// A top-level `kernlens` member that is not a well-formed chunk provenance.
+    Provenance(String),
 }
 
 impl Problem {
@@ -52,6 +57,9 @@ impl Problem {
                 format!("traceEvents object malformed after {n} event(s): {detail}")
             }
             Problem::Input { kind, detail } => format!("trace input error: {kind}: {detail}"),
+            Problem::Provenance(why) => {
+                format!("kernlens member ignored (not a split chunk's provenance): {why}")
+            }
         }
     }
 }

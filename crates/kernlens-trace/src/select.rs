@@ -13,6 +13,9 @@ pub(crate) struct Candidate {
     pub(crate) size: u64,
     pub(crate) sidecar: bool,
     pub(crate) rank: Option<u64>,
+    /// A rank tag whose number does not fit a `u64` (the matched text, e.g. `rank_99…9`):
+    /// all-ranks mode reports the file as failed rather than dropping it.
+    pub(crate) bad_tag: Option<String>,
 }
 
 /// The chosen file and what the directory said about ranks.
@@ -24,8 +27,9 @@ pub(crate) struct Selection {
     pub(crate) capture_fragment: bool,
 }
 
-/// The rank tag `rank[_-]?(\d+)` (case-insensitive) in a file name.
-pub(crate) fn rank_tag(name: &str) -> Option<u64> {
+/// The rank tag `rank[_-]?(\d+)` (case-insensitive) in a file name: the first match, its
+/// number, or the matched text when the number does not fit a `u64`.
+pub(crate) fn rank_tag(name: &str) -> Option<Result<u64, String>> {
     let b = name.as_bytes();
     let mut i = 0;
     while i + 4 <= b.len() {
@@ -39,10 +43,9 @@ pub(crate) fn rank_tag(name: &str) -> Option<u64> {
             while b.get(j).is_some_and(u8::is_ascii_digit) {
                 j += 1;
             }
-            if j > start
-                && let Ok(r) = name[start..j].parse()
-            {
-                return Some(r);
+            if j > start {
+                // Only ASCII digits were matched, so parsing fails only on overflow.
+                return Some(name[start..j].parse().map_err(|_| name[i..j].to_string()));
             }
         }
         i += 1;
@@ -112,9 +115,11 @@ pub(crate) fn candidates(dir: &Path) -> Result<Vec<Candidate>, TraceError> {
                 .into_iter()
                 .flat_map(Path::components)
                 .any(|c| sidecar_dir(&c.as_os_str().to_string_lossy()));
+            let tag = rank_tag(&name);
             out.push(Candidate {
                 sidecar: sidecar_name(&name) || in_sidecar_dir,
-                rank: rank_tag(&name),
+                rank: tag.clone().and_then(Result::ok),
+                bad_tag: tag.and_then(Result::err),
                 size: meta.len(),
                 name,
                 path,
@@ -192,12 +197,29 @@ mod tests {
 
     #[test]
     fn rank_tags() {
-        assert_eq!(rank_tag("rank_3.json"), Some(3));
-        assert_eq!(rank_tag("x-RANK-12.trace.json.gz"), Some(12));
-        assert_eq!(rank_tag("rank7"), Some(7));
+        assert_eq!(rank_tag("rank_3.json"), Some(Ok(3)));
+        assert_eq!(rank_tag("x-RANK-12.trace.json.gz"), Some(Ok(12)));
+        assert_eq!(rank_tag("rank7"), Some(Ok(7)));
         assert_eq!(rank_tag("x-TP-0.trace.json.gz"), None);
-        assert_eq!(rank_tag("rank_x_rank2"), Some(2));
-        assert_eq!(rank_tag("bs_512_rank0.json.gz"), Some(0));
+        assert_eq!(rank_tag("rank_x_rank2"), Some(Ok(2)));
+        assert_eq!(rank_tag("bs_512_rank0.json.gz"), Some(Ok(0)));
+        assert_eq!(
+            rank_tag("rank_18446744073709551615.json"),
+            Some(Ok(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn a_rank_number_too_large_for_u64_is_the_tag_not_a_miss() {
+        assert_eq!(
+            rank_tag("w-RANK-18446744073709551616.json"),
+            Some(Err("RANK-18446744073709551616".to_string()))
+        );
+        // The first match is the tag: a later, parseable one does not replace it.
+        assert_eq!(
+            rank_tag("rank99999999999999999999_rank2.json"),
+            Some(Err("rank99999999999999999999".to_string()))
+        );
     }
 
     #[test]

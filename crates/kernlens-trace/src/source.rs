@@ -96,6 +96,16 @@ impl TraceSource {
         }
     }
 
+    /// The resolved file on disk, for a file or directory source (`None` for a reader or
+    /// bytes). A caller writing an output compares against it, so it never overwrites
+    /// the trace it reads.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.input {
+            Input::File(path) => Some(path),
+            _ => None,
+        }
+    }
+
     /// The resolved path, or the label of a reader or bytes source (`-` for stdin).
     pub fn file(&self) -> &str {
         &self.label

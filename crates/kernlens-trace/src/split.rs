@@ -11,7 +11,6 @@ use std::io::{self, Read, Write};
 use flate2::read::MultiGzDecoder;
 use serde::Serialize;
 
-use crate::analysis::parse_provenance;
 use crate::collect::{Collected, Collector};
 use crate::error::TraceError;
 use crate::event::{Cat, Event, Wanted};
@@ -109,7 +108,7 @@ pub fn split_window(
         WindowMode::Full => full_span(&c),
     };
     let graph = graph::coverage(&c);
-    let provenance = parse_provenance(first.provenance.as_deref());
+    let provenance = first.provenance;
     let file_name = std::path::Path::new(source.file()).file_name().map_or_else(
         || source.file().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -399,34 +398,46 @@ impl<W: Write> StreamSink for SplitSink<W> {
     }
 
     fn suffix(&mut self, rest: &[u8]) {
-        // The members after the array, copied verbatim when they are complete JSON.
-        let valid = valid_suffix(rest);
+        // The members after the array, copied verbatim when they are complete JSON, less
+        // any `kernlens` member: the chunk's own provenance is the one before the array, and
+        // a second one would be what parsers that keep the last duplicate read.
         self.write(b"\n]");
-        self.write(&rest[..valid]);
-        if valid == 0 {
-            self.write(b"}");
+        match suffix_members(rest) {
+            Some(members) => {
+                for (is_provenance, span) in members {
+                    if !is_provenance {
+                        self.write(&rest[span]);
+                    }
+                }
+                self.write(b"\n}");
+            }
+            None => self.write(b"}"),
         }
         self.write(b"\n");
         self.closed = true;
     }
 }
 
-/// Length of the well-formed `( , "key": value )* }` text at the start of `rest`, or 0.
-fn valid_suffix(rest: &[u8]) -> usize {
+/// The members of the well-formed `( , "key": value )* }` text at the start of `rest`: for
+/// each, whether it is named `kernlens`, and the byte range from its comma to the end of its
+/// value. `None` when the text is not of that form.
+fn suffix_members(rest: &[u8]) -> Option<Vec<(bool, std::ops::Range<usize>)>> {
     let mut c = Cursor::new(rest, 0);
     let mut stack = Vec::new();
+    let mut members = Vec::new();
     loop {
         c.skip_ws();
         match c.peek() {
-            Some(b'}') => return c.i + 1,
+            Some(b'}') => return Some(members),
             Some(b',') => {
+                let start = c.i;
                 c.i += 1;
                 c.skip_ws();
-                if c.key().is_err() || c.skip_value(&mut stack).is_err() {
-                    return 0;
-                }
+                let key = c.key().ok()?;
+                c.skip_value(&mut stack).ok()?;
+                members.push((key.decode() == "kernlens", start..c.i));
             }
-            _ => return 0,
+            _ => return None,
         }
     }
 }

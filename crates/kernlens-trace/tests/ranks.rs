@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use kernlens_trace::{Options, analyze_all_ranks};
+use serde_json::Value;
 
 #[test]
 fn two_real_ranks_and_their_spread() {
@@ -67,4 +68,114 @@ fn a_dangling_rank_link_is_not_a_rank() {
     // The dangling link is not a regular file, so only rank 0 remains.
     assert_eq!(r.ranks.len(), 1);
     assert_eq!(r.spread.unwrap().median, 50.0);
+}
+
+/// The failed entries of a report as (rank, file name, error text).
+fn failed(r: &kernlens_trace::RankReport) -> Vec<(Option<u64>, String, String)> {
+    r.ranks
+        .iter()
+        .filter_map(|e| {
+            let name = std::path::Path::new(&e.trace_file)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            e.result
+                .as_ref()
+                .err()
+                .map(|err| (e.rank, name, err.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_rank_file_without_a_trace_array_is_failed_not_a_zero_busy_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rank_0.json"), busy_trace(49.0)).unwrap();
+    std::fs::write(dir.path().join("rank_1.json"), busy_trace(79.0)).unwrap();
+    // Valid JSON, but no trace: before the fix this was a 0%-busy rank 2, the spread's min.
+    std::fs::write(dir.path().join("rank_2.json"), br#"{"schemaVersion": 1}"#).unwrap();
+    std::fs::write(dir.path().join("rank_3.json"), br#"{"traceEvents": 5}"#).unwrap();
+    let r = analyze_all_ranks(dir.path(), &Options::default()).unwrap();
+    assert_eq!(r.ranks.len(), 4);
+    let f = failed(&r);
+    assert_eq!(f.len(), 2);
+    assert_eq!((f[0].0, f[0].1.as_str()), (Some(2), "rank_2.json"));
+    assert!(f[0].2.contains("traceEvents array not found"), "{}", f[0].2);
+    assert!(
+        f[1].2.contains("traceEvents value is not an array"),
+        "{}",
+        f[1].2
+    );
+    let s = r.spread.clone().unwrap();
+    assert_eq!(
+        (s.min, s.min_rank, s.max, s.max_rank),
+        (50.0, Some(0), 80.0, Some(1))
+    );
+    assert_eq!(s.median, 65.0);
+    let doc = r.to_json();
+    assert_eq!(doc["ranks"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["failed"][0]["rank"], 2);
+    assert_eq!(doc["failed"][1]["rank"], 3);
+}
+
+#[test]
+fn a_rank_whose_array_holds_no_gpu_event_is_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rank_0.json"), busy_trace(49.0)).unwrap();
+    std::fs::write(
+        dir.path().join("rank_1.json"),
+        trace(&[cpu_op("aten::mm", 1)]),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("rank_2.json"), trace(&[])).unwrap();
+    let r = analyze_all_ranks(dir.path(), &Options::default()).unwrap();
+    let f = failed(&r);
+    assert_eq!(
+        f.iter().map(|x| x.0).collect::<Vec<_>>(),
+        [Some(1), Some(2)]
+    );
+    assert!(f.iter().all(|x| x.2.contains("no GPU events")), "{f:?}");
+    let s = r.spread.unwrap();
+    assert_eq!((s.min, s.max, s.median), (50.0, 50.0, 50.0));
+}
+
+#[test]
+fn a_rank_tag_too_large_for_a_number_is_failed_with_its_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rank_0.json"), busy_trace(49.0)).unwrap();
+    // One past u64::MAX: before the fix this file vanished from the report.
+    let big = "trace_rank18446744073709551616.json";
+    std::fs::write(dir.path().join(big), busy_trace(9.0)).unwrap();
+    let r = analyze_all_ranks(dir.path(), &Options::default()).unwrap();
+    assert_eq!(r.ranks.len(), 2);
+    let f = failed(&r);
+    assert_eq!(f.len(), 1);
+    assert_eq!((f[0].0, f[0].1.as_str()), (None, big));
+    assert!(
+        f[0].2.contains("rank tag 'rank18446744073709551616'"),
+        "{}",
+        f[0].2
+    );
+    // The bad file is not analysed, so its 10% busy is nowhere in the spread.
+    assert_eq!(r.spread.clone().unwrap().min, 50.0);
+    let doc = r.to_json();
+    assert_eq!(doc["failed"][0]["rank"], Value::Null);
+    assert_eq!(doc["rank_count"], 2);
+}
+
+#[test]
+fn only_unparseable_rank_tags_give_failed_entries_and_no_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a_rank99999999999999999999.json"),
+        busy_trace(49.0),
+    )
+    .unwrap();
+    // An untagged file is not analysed in its place: the directory is a rank directory.
+    std::fs::write(dir.path().join("other.json"), busy_trace(19.0)).unwrap();
+    let r = analyze_all_ranks(dir.path(), &Options::default()).unwrap();
+    assert_eq!(r.ranks.len(), 1);
+    assert!(r.ranks[0].result.is_err());
+    assert!(r.spread.is_none());
 }

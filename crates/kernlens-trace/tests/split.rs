@@ -255,3 +255,84 @@ fn split_of_the_under_recorded_fixture_keeps_the_flag_in_provenance() {
             .under_recorded
     );
 }
+
+/// A trace whose prefix holds `"kernlens": <member>` before its events.
+fn with_member(member: &str) -> Vec<u8> {
+    let events = serde_json::to_string(&[kernel("k", 0.0, 10.0, Some(1))]).unwrap();
+    format!("{{\"kernlens\": {member}, \"traceEvents\": {events}}}").into_bytes()
+}
+
+#[test]
+fn a_malformed_kernlens_member_is_ignored_with_a_stream_error_saying_why() {
+    for (member, why) in [
+        ("{}", "no schema"),
+        (r#"{"schema":"kernlens.chunk/1"}"#, "no source_file"),
+        (
+            r#"{"schema":"kernlens.chunk/1","source_file":"t.json","window":{"start_us":0,"end_us":1}}"#,
+            "no source_graph",
+        ),
+        (r#""kernlens""#, "not a JSON object"),
+    ] {
+        let bytes = with_member(member);
+        let a = analyze_chunk(&bytes);
+        assert!(a.provenance.is_none(), "{member}");
+        assert_eq!(a.stream_errors.len(), 1, "{member}: {:?}", a.stream_errors);
+        assert!(
+            a.stream_errors[0].starts_with("kernlens member ignored")
+                && a.stream_errors[0].contains(why),
+            "{member}: {:?}",
+            a.stream_errors
+        );
+        // The events are read as usual.
+        assert_eq!(a.attribution.kernel_count, 1);
+        // The graph-only read agrees, so the gate's raw probe does not see a chunk either.
+        let cov = kernlens_trace::graph_coverage(
+            &TraceSource::from_bytes("t.json", bytes.clone()),
+            &Default::default(),
+        )
+        .unwrap();
+        assert!(cov.provenance.is_none());
+        assert_eq!(cov.stream_errors, a.stream_errors);
+    }
+}
+
+#[test]
+fn a_split_of_a_trace_with_malformed_provenance_takes_its_own_name_and_coverage() {
+    let src = TraceSource::from_bytes("foreign.json", with_member(r#"{"source_file":"x"}"#));
+    let mut chunk = Vec::new();
+    let report = split(
+        &src,
+        TimeWindow::new(0, 100_000).unwrap(),
+        &mut chunk,
+        &SplitOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        report
+            .stream_errors
+            .iter()
+            .any(|e| e.contains("kernlens member ignored")),
+        "{:?}",
+        report.stream_errors
+    );
+    let p = analyze_chunk(&chunk).provenance.unwrap();
+    assert_eq!(p.source_file, "foreign.json");
+}
+
+#[test]
+fn a_kernlens_member_after_the_array_is_dropped_so_the_chunk_has_one_provenance() {
+    let t = br#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1.0,"dur":1.0,"args":{"correlation":1}}], "a": 1, "kernlens": {"schema":"forged"}, "b": [2]}"#;
+    let mut chunk = Vec::new();
+    split(
+        &TraceSource::from_bytes("t.json", t.to_vec()),
+        TimeWindow::new(0, 5_000).unwrap(),
+        &mut chunk,
+        &SplitOptions::default(),
+    )
+    .unwrap();
+    let text = String::from_utf8(chunk.clone()).unwrap();
+    assert_eq!(text.matches("\"kernlens\"").count(), 1, "{text}");
+    let doc: Value = serde_json::from_slice(&chunk).unwrap();
+    assert_eq!(doc["kernlens"]["schema"], "kernlens.chunk/1");
+    assert_eq!((doc["a"].clone(), doc["b"].clone()), (json!(1), json!([2])));
+}

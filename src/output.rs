@@ -1,0 +1,384 @@
+//! Files written outside scratch workspaces (today: `kernlens split -o`): whole or not at all.
+//!
+//! An output is written to a temporary file beside the target (same directory, so the final
+//! `rename` stays on one filesystem), flushed and fsynced, then renamed over the target only
+//! when the writer reports success. A failure, an early return or a panic leaves the target
+//! exactly as it was: the temporary file is removed when the [`AtomicFile`] is dropped
+//! uncommitted. The rename replaces the directory entry, so a symlink at the target is
+//! replaced by the new file and whatever it pointed to is never opened or truncated.
+//!
+//! [`ensure_not_input`] refuses an output that is the input itself (same device and inode
+//! after resolving symlinks: the same path, a symlink to it, or a hard link to it), so a
+//! mistyped `-o` cannot replace the trace being read.
+//!
+//! ```
+//! use std::io::Write;
+//! use kernlens::output::{AtomicFile, ensure_not_input};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let input = dir.path().join("trace.json");
+//! std::fs::write(&input, "{}")?;
+//! let target = dir.path().join("chunk.json");
+//! ensure_not_input(&target, &input)?;
+//! let mut out = AtomicFile::create(&target)?;
+//! out.write_all(b"{\"traceEvents\": []}")?;
+//! out.commit()?;
+//! assert_eq!(std::fs::read(&target)?, b"{\"traceEvents\": []}");
+//! assert!(ensure_not_input(&input, &input).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Why an output could not be written, or was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// The output path names the input file (directly, through a symlink or a hard link).
+    #[error(
+        "output '{}' is the input '{}' (the same file); choose another output path",
+        output.display(),
+        input.display()
+    )]
+    SameAsInput {
+        /// The output path as given.
+        output: PathBuf,
+        /// The input path as given.
+        input: PathBuf,
+    },
+    /// The output path is a directory (not a symlink to one: that link would be replaced).
+    #[error("output '{}' is a directory", path.display())]
+    IsDirectory {
+        /// The output path as given.
+        path: PathBuf,
+    },
+    /// A file-system call failed.
+    #[error("cannot {action} '{}': {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The operating-system error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Refuses `output` when it is the same file as `input` once symlinks are resolved (same
+/// device and inode): writing it would replace the data being read. An output that does not
+/// exist yet, or a dangling symlink, is never the input.
+pub fn ensure_not_input(output: &Path, input: &Path) -> Result<(), OutputError> {
+    let Ok(out_meta) = fs::metadata(output) else {
+        return Ok(());
+    };
+    let Ok(in_meta) = fs::metadata(input) else {
+        return Ok(());
+    };
+    if same_file(&out_meta, &in_meta) {
+        return Err(OutputError::SameAsInput {
+            output: output.to_path_buf(),
+            input: input.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    // Without inode numbers, equal size and modification time is the best available
+    // guess; refusing a distinct file is the safe side of that guess.
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
+}
+
+/// A file being written beside its target, renamed over it by [`AtomicFile::commit`].
+///
+/// Dropped without a commit, it removes its temporary file and the target is untouched.
+#[derive(Debug)]
+pub struct AtomicFile {
+    target: PathBuf,
+    temp: PathBuf,
+    file: Option<BufWriter<File>>,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file in `target`'s directory. Nothing at `target` is opened,
+    /// followed or changed. A target that is a directory is refused up front.
+    ///
+    /// The new file gets the permission bits of an existing regular file at `target`, else
+    /// the usual `0666` less the umask.
+    pub fn create(target: impl AsRef<Path>) -> Result<Self, OutputError> {
+        let target = target.as_ref().to_path_buf();
+        let existing = fs::symlink_metadata(&target).ok();
+        if existing.as_ref().is_some_and(fs::Metadata::is_dir) {
+            return Err(OutputError::IsDirectory { path: target });
+        }
+        let dir = parent_dir(&target);
+        let name = target
+            .file_name()
+            .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+        let (temp, file) = create_temp(&dir, &name)?;
+        let guard = AtomicFile {
+            target,
+            temp,
+            file: Some(BufWriter::new(file)),
+        };
+        if let Some(meta) = existing.filter(fs::Metadata::is_file)
+            && let Some(file) = &guard.file
+        {
+            file.get_ref()
+                .set_permissions(meta.permissions())
+                .map_err(|source| OutputError::Io {
+                    action: "set permissions of",
+                    path: guard.temp.clone(),
+                    source,
+                })?;
+        }
+        Ok(guard)
+    }
+
+    /// The path the output will have once committed.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Flushes, fsyncs and renames the temporary file over the target (replacing a symlink
+    /// there, never writing through it), then fsyncs the directory so the rename survives a
+    /// crash. On error the target is unchanged and the temporary file is removed.
+    pub fn commit(mut self) -> Result<(), OutputError> {
+        let io_err = |action, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| OutputError::Io {
+                action,
+                path,
+                source,
+            }
+        };
+        let Some(writer) = self.file.take() else {
+            return Ok(());
+        };
+        let file = writer
+            .into_inner()
+            .map_err(|e| io_err("write", &self.temp)(e.into_error()))?;
+        file.sync_all().map_err(io_err("sync", &self.temp))?;
+        drop(file);
+        fs::rename(&self.temp, &self.target).map_err(io_err("replace", &self.target))?;
+        // The rename is done: nothing left to clean up, whatever the directory sync says.
+        self.temp = PathBuf::new();
+        // Some file systems refuse fsync on a directory; the data itself is already synced.
+        if let Ok(dir) = File::open(parent_dir(&self.target)) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.file {
+            Some(f) => f.write(buf),
+            None => Err(io::Error::other("output already committed")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.temp.as_os_str().is_empty() {
+            drop(self.file.take());
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+fn parent_dir(target: &Path) -> PathBuf {
+    match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// A new file `.<name>.kernlens-<pid>-<n>.tmp` in `dir`, created exclusively (`O_EXCL`
+/// never follows or reuses an existing entry, a symlink included).
+fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, File), OutputError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for _ in 0..64 {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temp = dir.join(format!(
+            ".{name}.kernlens-{}-{nanos:x}{n}.tmp",
+            std::process::id()
+        ));
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o666);
+        }
+        match options.open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(source) => {
+                return Err(OutputError::Io {
+                    action: "create a file in",
+                    path: dir.to_path_buf(),
+                    source,
+                });
+            }
+        }
+    }
+    Err(OutputError::Io {
+        action: "create a file in",
+        path: dir.to_path_buf(),
+        source: last.unwrap_or_else(|| io::Error::other("no free temporary name")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_committed_file_replaces_the_target_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.json");
+        fs::write(&target, "old contents").unwrap();
+        let mut out = AtomicFile::create(&target).unwrap();
+        out.write_all(b"new").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"old contents");
+        out.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        assert_eq!(entries(dir.path()), ["out.json"]);
+    }
+
+    #[test]
+    fn an_uncommitted_file_leaves_the_target_and_no_temporary_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.json");
+        fs::write(&target, "keep me").unwrap();
+        {
+            let mut out = AtomicFile::create(&target).unwrap();
+            out.write_all(b"half a chunk").unwrap();
+            assert_eq!(entries(dir.path()).len(), 2);
+        }
+        assert_eq!(fs::read(&target).unwrap(), b"keep me");
+        assert_eq!(entries(dir.path()), ["out.json"]);
+    }
+
+    #[test]
+    fn an_uncommitted_new_output_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(AtomicFile::create(dir.path().join("new.json")).unwrap());
+        assert!(entries(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_at_the_target_is_replaced_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        fs::write(&victim, "not yours").unwrap();
+        let link = dir.path().join("out.json");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let mut out = AtomicFile::create(&link).unwrap();
+        out.write_all(b"chunk").unwrap();
+        out.commit().unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"not yours");
+        assert!(!fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(fs::read(&link).unwrap(), b"chunk");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_existing_targets_permission_bits_carry_over() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.json");
+        fs::write(&target, "x").unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+        let out = AtomicFile::create(&target).unwrap();
+        out.commit().unwrap();
+        let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+    }
+
+    #[test]
+    fn a_directory_target_is_refused_before_anything_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        let err = AtomicFile::create(&sub).unwrap_err();
+        assert!(matches!(err, OutputError::IsDirectory { .. }), "{err}");
+        assert_eq!(entries(dir.path()), ["sub"]);
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_io_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = AtomicFile::create(dir.path().join("no/such/out.json")).unwrap_err();
+        assert!(err.to_string().contains("no/such"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_input_itself_a_symlink_to_it_and_a_hard_link_to_it_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("trace.json");
+        fs::write(&input, "{}").unwrap();
+        let soft = dir.path().join("soft.json");
+        std::os::unix::fs::symlink(&input, &soft).unwrap();
+        let hard = dir.path().join("hard.json");
+        fs::hard_link(&input, &hard).unwrap();
+        for output in [&input, &soft, &hard] {
+            let err = ensure_not_input(output, &input).unwrap_err();
+            assert!(matches!(err, OutputError::SameAsInput { .. }), "{err}");
+        }
+        // The input reached through a symlink is still the input.
+        assert!(ensure_not_input(&input, &soft).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn other_files_missing_outputs_and_dangling_links_are_not_the_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("trace.json");
+        fs::write(&input, "{}").unwrap();
+        let other = dir.path().join("other.json");
+        fs::write(&other, "{}").unwrap();
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink(dir.path().join("gone"), &dangling).unwrap();
+        ensure_not_input(&other, &input).unwrap();
+        ensure_not_input(&dir.path().join("new.json"), &input).unwrap();
+        ensure_not_input(&dangling, &input).unwrap();
+    }
+}
