@@ -46,21 +46,27 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod builder;
+mod cache;
 mod cxx;
 mod definition;
 mod discover;
 mod error;
+mod evidence;
 mod keywords;
 mod kind;
 mod launcher;
 mod locator;
+mod passes;
 mod python;
+mod rank;
 mod result;
 mod roots;
 #[cfg(feature = "rust-gpu")]
 mod rust_gpu;
 mod scan;
 
+pub use builder::LocatorBuilder;
 pub use definition::HitKind;
 pub use discover::{DiscoveryEnv, FRAMEWORK_PACKAGES};
 pub use error::LocateError;
@@ -72,7 +78,7 @@ pub use launcher::{
     DEFAULT_MAX_LAUNCHES, DEFAULT_SKIP_PREFIXES, EventId, Launcher, LauncherEvent, LauncherIndex,
     LauncherIndexBuilder, LauncherOptions,
 };
-pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator, LocatorBuilder};
+pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator};
 pub use python::{
     PyAssign, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator, scan_python,
 };

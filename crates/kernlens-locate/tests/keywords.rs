@@ -199,3 +199,17 @@ fn real_trace_names_key_to_their_base() {
     let i1 = "hipGraphLaunch->_ZN5aiter24add_rmsnorm_quant_kernelIDF16bEEv.kd";
     assert_eq!(keywords_for(i1).primary, v(&["add_rmsnorm_quant_kernel"]));
 }
+
+#[test]
+fn every_source_extension_has_exactly_one_rank_group() {
+    use kernlens_ident::{SOURCE_EXTENSION_RANKS, SOURCE_EXTENSIONS};
+    for ext in SOURCE_EXTENSIONS {
+        let groups = SOURCE_EXTENSION_RANKS
+            .iter()
+            .filter(|g| g.contains(ext))
+            .count();
+        assert_eq!(groups, 1, "{ext}");
+    }
+    let ranked: usize = SOURCE_EXTENSION_RANKS.iter().map(|g| g.len()).sum();
+    assert_eq!(ranked, SOURCE_EXTENSIONS.len());
+}

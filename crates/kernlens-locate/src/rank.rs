@@ -1,0 +1,217 @@
+//! The sort key (§8.1): the score components of a candidate, their reason
+//! codes, and the ordering of one keyword's hit files.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use kernlens_ident::SOURCE_EXTENSION_RANKS;
+
+use crate::cache::FileHit;
+use crate::definition::Classified;
+use crate::evidence::Facts;
+use crate::locator::Locator;
+use crate::result::Score;
+use crate::scan::FileState;
+
+/// One ranked candidate, before rendering.
+pub(crate) struct Ranked {
+    pub(crate) file: u32,
+    pub(crate) class: Classified,
+    pub(crate) score: Score,
+    pub(crate) canonical: Option<PathBuf>,
+    pub(crate) composing_line: Option<usize>,
+    pub(crate) prefix_line: Option<usize>,
+    pub(crate) prefix_function: Option<String>,
+}
+
+impl Locator {
+    /// Ranks the hit files of one keyword (§8.1; the prefix pass first by
+    /// composing literal and spelled-out characters).
+    pub(crate) fn rank(
+        &mut self,
+        kw: &str,
+        hits: &[FileHit],
+        launcher_file: Option<&Path>,
+        prefix_base: Option<&str>,
+    ) -> Vec<Ranked> {
+        let mut out = Vec::new();
+        for h in hits {
+            let Some(entry) = self.file(h.file).cloned() else {
+                continue;
+            };
+            if entry.state != FileState::Scannable {
+                continue;
+            }
+            let first = h.offsets.first().map(|&o| o as usize);
+            let Some(facts) = self.facts(h.file, kw, first, prefix_base) else {
+                continue;
+            };
+            let root_path = self
+                .roots
+                .get(entry.root)
+                .map(|r| r.path.clone())
+                .unwrap_or_default();
+            let canonical = launcher_file.and_then(|_| std::fs::canonicalize(&entry.path).ok());
+            let is_launcher = launcher_file.is_some_and(|l| canonical.as_deref() == Some(l));
+            let mut score = base_score(
+                &entry.path,
+                &root_path,
+                entry.root,
+                kw,
+                &facts.class,
+                is_launcher,
+            );
+            if prefix_base.is_some() {
+                score.composing = Some(facts.composing_line.is_some());
+                score.prefix_chars = facts.prefix_chars;
+            }
+            let Facts {
+                class,
+                composing_line,
+                prefix_line,
+                prefix_function,
+                ..
+            } = facts;
+            out.push(Ranked {
+                file: h.file,
+                class,
+                score,
+                canonical,
+                composing_line,
+                prefix_line,
+                prefix_function,
+            });
+        }
+        let paths: HashMap<u32, PathBuf> = out
+            .iter()
+            .filter_map(|r| self.file(r.file).map(|f| (r.file, f.path.clone())))
+            .collect();
+        out.sort_by(|a, b| {
+            let pa = paths.get(&a.file);
+            let pb = paths.get(&b.file);
+            b.score
+                .composing
+                .cmp(&a.score.composing)
+                .then(b.score.prefix_chars.cmp(&a.score.prefix_chars))
+                .then(sort_key(&a.score).cmp(&sort_key(&b.score)))
+                .then(
+                    pa.map(|p| p.as_os_str().as_encoded_bytes())
+                        .cmp(&pb.map(|p| p.as_os_str().as_encoded_bytes())),
+                )
+        });
+        out
+    }
+}
+
+pub(crate) fn sort_key(s: &Score) -> (u8, u8, u8, i32, u8, u8, usize, usize) {
+    (
+        s.definition,
+        s.launcher,
+        s.stem,
+        s.path_kind,
+        s.reexport,
+        s.extension,
+        s.depth,
+        s.root,
+    )
+}
+
+/// Path penalties and bonuses of §8.1 component 4.
+const PATH_KINDS: &[(&str, i32, &str)] = &[
+    ("/csrc/", -3, "path:csrc(-3)"),
+    ("/optimized_versions/", 5, "path:optimized_versions(+5)"),
+    ("/site-packages/", 2, "path:site_packages(+2)"),
+    ("/dist-packages/", 2, "path:site_packages(+2)"),
+    ("/include/", 1, "path:include(+1)"),
+    ("/pybind/", 2, "path:pybind(+2)"),
+    ("/tests/", 3, "path:tests(+3)"),
+    ("/test/", 3, "path:tests(+3)"),
+];
+
+/// The path kinds that apply, each reason code once (`/site-packages/` and
+/// `/dist-packages/` share one, as do `/tests/` and `/test/`).
+pub(crate) fn path_kinds(text: &str) -> Vec<(&'static str, i32)> {
+    let mut out: Vec<(&'static str, i32)> = Vec::new();
+    for (marker, value, code) in PATH_KINDS {
+        if text.contains(marker) && !out.iter().any(|(c, _)| c == code) {
+            out.push((code, *value));
+        }
+    }
+    out
+}
+
+pub(crate) fn path_text(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+pub(crate) fn extension_rank(path: &Path) -> (u8, String) {
+    let ext = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy().to_ascii_lowercase()))
+        .unwrap_or_default();
+    // An extension outside ident's groups (`.rs` behind a feature) ranks last.
+    let rank = SOURCE_EXTENSION_RANKS
+        .iter()
+        .position(|group| group.contains(&ext.as_str()))
+        .unwrap_or(SOURCE_EXTENSION_RANKS.len().saturating_sub(1));
+    (u8::try_from(rank).unwrap_or(u8::MAX), ext)
+}
+
+pub(crate) fn base_score(
+    path: &Path,
+    root: &Path,
+    root_index: usize,
+    kw: &str,
+    class: &Classified,
+    is_launcher: bool,
+) -> Score {
+    let text = path_text(path);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let kw_base = kw.rsplit("::").next().unwrap_or(kw).to_lowercase();
+    let path_kind: i32 = path_kinds(&text).iter().map(|(_, v)| v).sum();
+    let depth = path
+        .strip_prefix(root)
+        .map(|rel| path_text(rel).matches('/').count())
+        .unwrap_or(0);
+    Score {
+        definition: 2 - class.kind.strength(),
+        launcher: u8::from(!is_launcher),
+        stem: u8::from(!stem.contains(&kw_base)),
+        path_kind,
+        reexport: u8::from(path.file_name().is_some_and(|n| n == "__init__.py")),
+        extension: extension_rank(path).0,
+        depth,
+        root: root_index,
+        composing: None,
+        prefix_chars: None,
+    }
+}
+
+pub(crate) fn why_codes(r: &Ranked, path: &Path, _kw: &str) -> Vec<String> {
+    let mut why = vec![format!("{}@{}", r.class.kind.code(), r.class.line)];
+    if r.score.launcher == 0 {
+        why.push("launcher_file".to_owned());
+    }
+    if r.score.stem == 0 {
+        why.push("stem_match".to_owned());
+    }
+    for (code, _) in path_kinds(&path_text(path)) {
+        why.push(code.to_owned());
+    }
+    if r.score.reexport == 1 {
+        why.push("reexport_init(+1)".to_owned());
+    }
+    let (rank, ext) = extension_rank(path);
+    why.push(format!("ext:{ext}({rank})"));
+    why.push(format!("depth:{}", r.score.depth));
+    if let Some(l) = r.composing_line {
+        why.push(format!("composing_literal@{l}"));
+    }
+    if let Some(n) = r.score.prefix_chars {
+        why.push(format!("prefix_chars:{n}"));
+    }
+    why
+}
