@@ -5,6 +5,8 @@ use memchr::memmem;
 
 use crate::definition::{Classified, FileAnalysis, classify_hits};
 use crate::locator::Locator;
+use crate::rank::Ranked;
+use crate::result::{Confidence, Method};
 
 /// A prefix match must spell out at least this many characters.
 pub(crate) const MIN_PREFIX_CHARS: usize = 6;
@@ -91,4 +93,15 @@ pub(crate) fn prefix_chars(bytes: &[u8], base: &str) -> usize {
         }
     }
     lo
+}
+
+/// What the best file of a pass proves, or `None` when it only mentions the
+/// name. A prefix keyword proves nothing by itself: only a composing site does.
+pub(crate) fn proof_of(best: &Ranked, method: Method) -> Option<Confidence> {
+    match method {
+        Method::Prefix => (best.score.composing == Some(true)
+            && best.score.prefix_chars.unwrap_or(0) >= MIN_PREFIX_CHARS)
+            .then_some(Confidence::Composed),
+        _ => (best.class.kind.strength() > 0).then_some(Confidence::Definition),
+    }
 }

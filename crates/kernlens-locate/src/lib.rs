@@ -82,6 +82,8 @@ pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator};
 pub use python::{
     PyAssign, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator, scan_python,
 };
-pub use result::{Candidate, LauncherReport, LocateResult, Method, Score};
+pub use result::{
+    Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method, Score,
+};
 pub use roots::{RootOrigin, RootWarning, SearchRoot};
 pub use scan::DEFAULT_SKIP_DIRS;

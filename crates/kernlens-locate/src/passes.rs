@@ -3,14 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::definition::HitKind;
-use crate::evidence::MIN_PREFIX_CHARS;
+use crate::evidence::proof_of;
 use crate::keywords::KeywordPlan;
 use crate::kind::{KindContext, source_kind_for};
 use crate::launcher::resolve_frame_path;
 use crate::locator::{LocateOptions, Locator};
 use crate::rank::{Ranked, why_codes};
-use crate::result::{Candidate, LauncherReport, LocateResult, Method};
+use crate::result::{Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method};
 
 /// Candidates reported per result.
 const MAX_CANDIDATES: usize = 5;
@@ -49,6 +48,9 @@ impl Locator {
             (&plan.prefixes, Method::Prefix),
         ];
         for (keywords, method) in passes {
+            // The first keyword of a pass whose best file only mentions the
+            // name; it answers `mention_only` when nothing in the pass proves one.
+            let mut mention: Option<(String, Vec<Ranked>)> = None;
             for kw in keywords {
                 if tried.contains(kw) {
                     continue;
@@ -58,23 +60,29 @@ impl Locator {
                 if hits.is_empty() {
                     continue;
                 }
-                let prefix_base =
-                    (method == Method::Prefix).then(|| plan.base.trim_start_matches('_'));
-                let ranked = self.rank(kw, &hits, resolved.as_deref(), prefix_base);
+                let ranked = self.rank(plan, kw, method, &hits, resolved.as_deref());
                 let Some(best) = ranked.first() else { continue };
-                if method == Method::Prefix
-                    && best.score.prefix_chars.unwrap_or(0) < MIN_PREFIX_CHARS
-                {
-                    continue;
+                if proof_of(best, method).is_some() {
+                    return self.render(
+                        plan,
+                        kw,
+                        method,
+                        &ranked,
+                        tried,
+                        launcher.as_ref(),
+                        resolved.as_deref(),
+                        kind_ctx,
+                    );
                 }
-                let method = match method {
-                    Method::Definition if best.class.kind == HitKind::Mention => Method::Mention,
-                    m => m,
-                };
+                if mention.is_none() {
+                    mention = Some((kw.clone(), ranked));
+                }
+            }
+            if let Some((kw, ranked)) = mention {
                 return self.render(
                     plan,
-                    kw,
-                    method,
+                    &kw,
+                    Method::Mention,
                     &ranked,
                     tried,
                     launcher.as_ref(),
@@ -98,6 +106,9 @@ impl Locator {
         not_found(&plan.name, &tried, reason, report, kind)
     }
 
+    /// The result record of one pass's ranking. A best file that proves
+    /// nothing gives `found: false` with reason `mention_only`, its
+    /// candidates kept for a reviewer.
     #[allow(clippy::too_many_arguments)]
     fn render(
         &mut self,
@@ -124,6 +135,39 @@ impl Locator {
             })
             .collect();
         let best = &ranked[0];
+        let report = launcher.map(|l| {
+            let rank = ranked
+                .iter()
+                .position(|r| resolved.is_some() && r.canonical.as_deref() == resolved)
+                .map(|p| p + 1);
+            LauncherReport {
+                path: l.path.clone(),
+                resolved_path: resolved.map(Path::to_path_buf),
+                line: l.line,
+                function: l.function.clone(),
+                launches: l.launches,
+                distinct_frames: l.distinct_frames,
+                corroborated: rank == Some(1),
+                candidate_rank: rank,
+            }
+        });
+        let corroborated = report.as_ref().is_some_and(|r| r.corroborated);
+        let Some(mut confidence) = proof_of(best, method) else {
+            let kind = source_kind_for(&plan.name, None, kind_ctx);
+            let mut r = not_found(
+                &plan.name,
+                &tried,
+                Some(MENTION_ONLY.to_owned()),
+                report,
+                kind,
+            );
+            r.confidence = Confidence::Mention;
+            r.method = Method::Mention;
+            r.grep_method = Method::Mention;
+            r.keyword = Some(kw.to_owned());
+            r.candidates = candidates;
+            return r;
+        };
         let path = self.file(best.file).map(|f| f.path.clone());
         let mut line = Some(best.class.line);
         let mut function = best.class.function.clone();
@@ -132,37 +176,16 @@ impl Locator {
             function = best.prefix_function.clone();
         }
         let mut final_method = method;
-        let report = launcher.map(|l| {
-            let rank = ranked
-                .iter()
-                .position(|r| resolved.is_some() && r.canonical.as_deref() == resolved)
-                .map(|p| p + 1);
-            let corroborated = rank == Some(1);
-            LauncherReport {
-                path: l.path.clone(),
-                resolved_path: resolved.map(Path::to_path_buf),
-                line: l.line,
-                function: l.function.clone(),
-                launches: l.launches,
-                distinct_frames: l.distinct_frames,
-                corroborated,
-                candidate_rank: rank,
-            }
-        });
-        if let Some(r) = &report
-            && r.corroborated
-        {
+        if corroborated {
             final_method = Method::TracePythonStack;
-            if best.class.kind == HitKind::Mention && method != Method::Prefix {
-                line = Some(r.line);
-                function = Some(r.function.clone());
-            }
+            confidence = Confidence::Launcher;
         }
         let kind = source_kind_for(&plan.name, path.as_deref(), kind_ctx);
         let repo_root = path.as_deref().and_then(repo_root_of);
         LocateResult {
             name: plan.name.clone(),
             found: true,
+            confidence,
             path,
             line,
             function,
@@ -189,6 +212,7 @@ pub(crate) fn not_found(
     LocateResult {
         name: name.to_owned(),
         found: false,
+        confidence: Confidence::None,
         path: None,
         line: None,
         function: None,

@@ -9,8 +9,9 @@ use kernlens_ident::SOURCE_EXTENSION_RANKS;
 use crate::cache::FileHit;
 use crate::definition::Classified;
 use crate::evidence::Facts;
+use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
-use crate::result::Score;
+use crate::result::{Method, Score};
 use crate::scan::FileState;
 
 /// One ranked candidate, before rendering.
@@ -29,11 +30,13 @@ impl Locator {
     /// composing literal and spelled-out characters).
     pub(crate) fn rank(
         &mut self,
+        plan: &KeywordPlan,
         kw: &str,
+        method: Method,
         hits: &[FileHit],
         launcher_file: Option<&Path>,
-        prefix_base: Option<&str>,
     ) -> Vec<Ranked> {
+        let prefix_base = (method == Method::Prefix).then(|| plan.base.trim_start_matches('_'));
         let mut out = Vec::new();
         for h in hits {
             let Some(entry) = self.file(h.file).cloned() else {

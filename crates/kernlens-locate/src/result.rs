@@ -13,7 +13,7 @@ use crate::kind::SourceKind;
 pub enum Method {
     /// A primary keyword's best file defines it.
     Definition,
-    /// A primary keyword's best file only mentions it.
+    /// The best file only mentions the name: not found (`mention_only`).
     Mention,
     /// Found through a sub-window keyword.
     Subwindow,
@@ -23,6 +23,49 @@ pub enum Method {
     TracePythonStack,
     /// Not found.
     NotFound,
+}
+
+/// The `reason` of a result whose best file only mentions the name.
+pub const MENTION_ONLY: &str = "mention_only";
+
+/// What the answer rests on (locate.md §11). Only the first three make a
+/// result `found`: a file that merely mentions a name does not prove it
+/// holds the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Confidence {
+    /// A definition of the spelling (kernel-strength or ordinary).
+    Definition,
+    /// A composing site whose template matches the whole launched name.
+    Composed,
+    /// The trace's launcher file, confirmed by a definition in that file.
+    Launcher,
+    /// Only mentions: the best file is kept as a candidate, not an answer.
+    Mention,
+    /// No evidence at all (refused, or no hit).
+    None,
+}
+
+impl Confidence {
+    /// True for the confidences that make a result `found`.
+    pub fn proves(self) -> bool {
+        matches!(
+            self,
+            Confidence::Definition | Confidence::Composed | Confidence::Launcher
+        )
+    }
+
+    /// The stable label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Definition => "definition",
+            Confidence::Composed => "composed",
+            Confidence::Launcher => "launcher",
+            Confidence::Mention => "mention",
+            Confidence::None => "none",
+        }
+    }
 }
 
 /// The §8.1 sort components of one candidate (lower is better), plus the
@@ -96,8 +139,10 @@ pub struct LauncherReport {
 pub struct LocateResult {
     /// The name as given.
     pub name: String,
-    /// Whether a file was found.
+    /// Whether a file was found: true only when `confidence` proves it.
     pub found: bool,
+    /// What the answer rests on.
+    pub confidence: Confidence,
     /// The winning file.
     pub path: Option<PathBuf>,
     /// Its line.
@@ -114,7 +159,7 @@ pub struct LocateResult {
     pub keyword: Option<String>,
     /// Every keyword tried, in order.
     pub keywords_tried: Vec<String>,
-    /// A refusal reason or `launcher_unconfirmed`.
+    /// A refusal reason, `mention_only` or `launcher_unconfirmed`.
     pub reason: Option<String>,
     /// The nearest ancestor of the path holding `.git`.
     pub repo_root: Option<PathBuf>,

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use kernlens_locate::{
-    KindContext, LocateOptions, LocateResult, Locator, Method, SourceKind, source_kind_for,
+    Confidence, KindContext, LocateOptions, LocateResult, Locator, Method, SourceKind,
+    source_kind_for,
 };
 
 fn fixture(rel: &str) -> PathBuf {
@@ -18,6 +19,24 @@ fn fixture(rel: &str) -> PathBuf {
 fn locate_in(root: &Path, names: &[&str]) -> Vec<LocateResult> {
     let mut l = Locator::builder().root(root).build().unwrap();
     l.locate_many(names, &LocateOptions::default())
+}
+
+/// The best candidate's path below `root` (a mention-only answer has no `path`).
+fn best_candidate(r: &LocateResult, root: &Path) -> String {
+    r.candidates
+        .first()
+        .map(|c| c.path.strip_prefix(root).unwrap().display().to_string())
+        .unwrap_or_default()
+}
+
+/// A mention-only answer: not found, reason `mention_only`, evidence kept.
+fn assert_mention_only(r: &LocateResult) {
+    assert!(!r.found, "{}", r.name);
+    assert_eq!(r.confidence, Confidence::Mention);
+    assert_eq!(r.reason.as_deref(), Some("mention_only"));
+    assert_eq!(r.method, Method::Mention);
+    assert!(r.path.is_none());
+    assert!(!r.candidates.is_empty());
 }
 
 fn rel(r: &LocateResult, root: &Path) -> String {
@@ -37,6 +56,7 @@ fn s11_defining_module_beats_the_reexporting_init() {
     let root = fixture("vllm_like");
     let r = &locate_in(&root, &["_mxfp8_linear_kernel"])[0];
     assert!(r.found);
+    assert_eq!(r.confidence, Confidence::Definition);
     assert_eq!(rel(r, &root), "vllm/kernels/linear/mxfp8/rocm_native.py");
     assert_eq!(r.method, Method::Definition);
     assert_eq!(r.line, Some(7));
@@ -57,11 +77,12 @@ fn s11_defining_module_beats_the_reexporting_init() {
 }
 
 #[test]
-fn s11b_with_only_mentions_a_module_beats_init() {
+fn s11b_with_only_mentions_nothing_is_found_and_the_module_leads_the_candidates() {
     let root = fixture("mention_only");
     let r = &locate_in(&root, &["_mxfp8_linear_kernel"])[0];
-    assert_eq!(rel(r, &root), "pkg/dispatch.py");
-    assert_eq!(r.method, Method::Mention);
+    assert_mention_only(r);
+    assert_eq!(best_candidate(r, &root), "pkg/dispatch.py");
+    assert_eq!(r.kind, SourceKind::Unknown);
     assert_eq!(r.candidates[1].score.reexport, 1);
 }
 
@@ -79,14 +100,14 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 #[test]
-fn s12_without_the_definer_the_dispatching_mention_wins() {
+fn s12_without_the_definer_the_dispatching_mention_is_only_a_candidate() {
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(&fixture("vllm_like"), tmp.path());
     std::fs::remove_file(tmp.path().join("vllm/kernels/linear/mxfp8/rocm_native.py")).unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let r = &locate_in(&root, &["_mxfp8_linear_kernel"])[0];
-    assert_eq!(rel(r, &root), "vllm/kernels/linear/dispatch.py");
-    assert_eq!(r.method, Method::Mention);
+    assert_mention_only(r);
+    assert_eq!(best_candidate(r, &root), "vllm/kernels/linear/dispatch.py");
 }
 
 #[test]
@@ -173,9 +194,11 @@ fn s16_only_launch_api_names_walk_nothing() {
 fn s17_option_and_regex_lookalikes_are_matched_literally() {
     let root = fixture("danger");
     let rs = locate_in(&root, &["--danger_kernel", "a.b*[c]_kernel"]);
+    // The file only mentions them (no definition can spell them), so each is
+    // a mention-only candidate, found by literal text.
     for r in &rs {
-        assert!(r.found, "{}", r.name);
-        assert_eq!(rel(r, &root), "literal_names.py");
+        assert_mention_only(r);
+        assert_eq!(best_candidate(r, &root), "literal_names.py");
     }
 }
 
@@ -450,9 +473,8 @@ fn c12_generated_names_under_a_reusable_root_are_triton_but_in_a_cache_are_gener
 fn p5_fake_def_in_a_docstring_is_only_a_mention() {
     let root = fixture("classify");
     let r = &locate_in(&root, &["k_fwd"])[0];
-    assert_eq!(rel(r, &root), "p5_fake_def_in_docstring.py");
-    assert_eq!(r.method, Method::Mention);
-    assert_eq!(r.kind, SourceKind::Python);
+    assert_mention_only(r);
+    assert_eq!(best_candidate(r, &root), "p5_fake_def_in_docstring.py");
 }
 
 #[cfg(feature = "rust-gpu")]
