@@ -106,7 +106,11 @@ fn environment_roots_are_used_and_relative_entries_warned_about() {
     let root = fixtures().join("aiter_like");
     let value = format!("{}:relative/dir::", root.display());
     let out = kernlens(
-        &["--no-discover", "--json", "cross_device_reduce_2stage"],
+        &[
+            "--no-discover",
+            "--json",
+            "_ZN5aiter26cross_device_reduce_2stageIDF16bLi8ELb0EEEv",
+        ],
         &[("KERNLENS_SOURCE_ROOTS", &value)],
     );
     let doc = json(&out);
@@ -129,7 +133,7 @@ fn table_lists_kind_method_and_location() {
             "--root",
             root.to_str().unwrap(),
             "--no-discover",
-            "foo_kernel",
+            "foo_kernel(float*, int)",
             "Memset (Device)",
         ],
         &[],

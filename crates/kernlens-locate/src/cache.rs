@@ -23,7 +23,6 @@ const RETAIN_BUDGET: usize = 256 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub(crate) struct FileHit {
     pub(crate) file: u32,
-    pub(crate) offsets: Vec<u32>,
 }
 
 #[derive(Default)]
@@ -35,7 +34,7 @@ pub(crate) struct Cache {
     pub(crate) bytes: HashMap<u32, Arc<[u8]>>,
     pub(crate) retained: usize,
     pub(crate) analyses: HashMap<u32, Arc<FileAnalysis>>,
-    pub(crate) facts: HashMap<(u32, String, Option<String>), Facts>,
+    pub(crate) facts: HashMap<(u32, String, String), Option<Facts>>,
 }
 
 impl Cache {
@@ -52,10 +51,7 @@ impl Cache {
     fn record(&mut self, file: u32, hits: Vec<crate::scan::KwHit>) {
         for h in hits {
             if let Some(list) = self.hits.get_mut(h.kw as usize) {
-                list.push(FileHit {
-                    file,
-                    offsets: h.offsets,
-                });
+                list.push(FileHit { file });
             }
         }
     }

@@ -247,29 +247,17 @@ pub(crate) struct NativeHit {
     pub offset: usize,
 }
 
-/// The strongest hit of `spelling` in comment-blanked text (the first at
-/// that strength), or `None` when it does not occur as a whole word.
-pub(crate) fn native_hit(blanked: &[u8], globals: &[usize], spelling: &str) -> Option<NativeHit> {
+/// Every whole-word occurrence of `spelling` in comment-blanked text, each
+/// with its strength, in text order.
+pub(crate) fn native_hits(blanked: &[u8], globals: &[usize], spelling: &str) -> Vec<NativeHit> {
     let word = spelling.as_bytes();
-    let offsets = whole_word_offsets(blanked, word);
-    let first = *offsets.first()?;
-    let mut best = NativeHit {
-        strength: 0,
-        offset: first,
-    };
-    for &o in &offsets {
-        let s = strength_at(blanked, globals, o, word.len());
-        if s > best.strength {
-            best = NativeHit {
-                strength: s,
-                offset: o,
-            };
-            if s == 2 {
-                break;
-            }
-        }
-    }
-    Some(best)
+    whole_word_offsets(blanked, word)
+        .into_iter()
+        .map(|o| NativeHit {
+            strength: strength_at(blanked, globals, o, word.len()),
+            offset: o,
+        })
+        .collect()
 }
 
 fn strength_at(text: &[u8], globals: &[usize], o: usize, len: usize) -> u8 {
@@ -327,4 +315,114 @@ fn strength_at(text: &[u8], globals: &[usize], o: usize, len: usize) -> u8 {
 /// Offsets of every `__global__` token.
 pub(crate) fn global_offsets(blanked: &[u8]) -> Vec<usize> {
     whole_word_offsets(blanked, b"__global__")
+}
+
+/// One `namespace … { … }` body: its byte range and its names (`a::b` gives
+/// two; an anonymous namespace gives none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NamespaceScope {
+    pub start: usize,
+    pub end: usize,
+    pub names: Vec<String>,
+}
+
+/// Every namespace body of comment-blanked text, in order of their `{`.
+/// Braces are matched naively (string literals holding braces can shift a
+/// scope; the check that uses this only narrows, never invents, a match).
+pub(crate) fn namespace_scopes(blanked: &[u8]) -> Vec<NamespaceScope> {
+    let mut out: Vec<NamespaceScope> = Vec::new();
+    // Open braces: Some(index into `out`) for a namespace body.
+    let mut stack: Vec<Option<usize>> = Vec::new();
+    for (i, &b) in blanked.iter().enumerate() {
+        match b {
+            b'{' => {
+                let names = namespace_head(&blanked[..i]);
+                stack.push(names.map(|names| {
+                    out.push(NamespaceScope {
+                        start: i,
+                        end: blanked.len(),
+                        names,
+                    });
+                    out.len() - 1
+                }));
+            }
+            b'}' => {
+                if let Some(Some(idx)) = stack.pop() {
+                    out[idx].end = i;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The names of `namespace a::b` (or `inline namespace a`, or an anonymous
+/// `namespace`) right before a `{`; `None` when the brace opens anything else.
+fn namespace_head(before: &[u8]) -> Option<Vec<String>> {
+    let mut j = before.len();
+    while j > 0 && before[j - 1].is_ascii_whitespace() {
+        j -= 1;
+    }
+    let mut k = j;
+    while k > 0 && (is_ident_byte(before[k - 1]) || before[k - 1] == b':') {
+        k -= 1;
+    }
+    let tail = &before[k..j];
+    if tail == b"namespace" {
+        return (k == 0 || !is_ident_byte(before[k - 1])).then(Vec::new);
+    }
+    let mut m = k;
+    while m > 0 && before[m - 1].is_ascii_whitespace() {
+        m -= 1;
+    }
+    if m == k || !before[..m].ends_with(b"namespace") {
+        return None;
+    }
+    let kw = m - b"namespace".len();
+    if kw > 0 && is_ident_byte(before[kw - 1]) {
+        return None;
+    }
+    let names: Vec<String> = String::from_utf8_lossy(tail)
+        .split("::")
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    Some(names)
+}
+
+/// The named namespaces enclosing `offset`, outermost first, followed by the
+/// qualifiers written before the name itself (`void a::b::k(`).
+pub(crate) fn scope_at(scopes: &[NamespaceScope], text: &[u8], offset: usize) -> Vec<String> {
+    let mut out: Vec<String> = scopes
+        .iter()
+        .filter(|s| s.start < offset && offset < s.end)
+        .flat_map(|s| s.names.iter().cloned())
+        .collect();
+    let mut k = offset;
+    let mut written = Vec::new();
+    while k >= 2 && &text[k - 2..k] == b"::" {
+        let end = k - 2;
+        let mut s = end;
+        while s > 0 && is_ident_byte(text[s - 1]) {
+            s -= 1;
+        }
+        if s == end {
+            break;
+        }
+        written.push(String::from_utf8_lossy(&text[s..end]).into_owned());
+        k = s;
+    }
+    out.extend(written.into_iter().rev());
+    out
+}
+
+/// Rule 2b: a definition's scope agrees with a C++ name's qualifiers when the
+/// file declares no enclosing scope for it, or when its scope is a
+/// contiguous run of the qualifiers (an outer namespace opened by a macro,
+/// or an inner class scope, is tolerated).
+pub(crate) fn scope_matches(def_scope: &[String], qualifiers: &[String]) -> bool {
+    def_scope.is_empty()
+        || (def_scope.len() <= qualifiers.len()
+            && qualifiers.windows(def_scope.len()).any(|w| w == def_scope))
 }

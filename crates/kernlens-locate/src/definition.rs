@@ -3,11 +3,14 @@
 
 use std::path::Path;
 
-use memchr::memmem;
 use serde::Serialize;
 
-use crate::cxx::{blank_comments, global_offsets, native_hit};
+use crate::cxx::{
+    NamespaceScope, blank_comments, global_offsets, namespace_scopes, native_hits, scope_at,
+    scope_matches, whole_word_offsets,
+};
 use crate::python::{PySymbols, scan_python};
+use crate::shape::NameShape;
 
 /// How a hit was classified; the `why` codes of the result record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -68,6 +71,7 @@ pub(crate) enum Lang {
     Native {
         blanked: Vec<u8>,
         globals: Vec<usize>,
+        namespaces: Vec<NamespaceScope>,
     },
     #[cfg(feature = "rust-gpu")]
     Rust(Vec<crate::rust_gpu::RustFn>),
@@ -90,7 +94,12 @@ impl FileAnalysis {
             {
                 let blanked = blank_comments(bytes);
                 let globals = global_offsets(&blanked);
-                Lang::Native { blanked, globals }
+                let namespaces = namespace_scopes(&blanked);
+                Lang::Native {
+                    blanked,
+                    globals,
+                    namespaces,
+                }
             }
             _ => Lang::Other,
         };
@@ -128,6 +137,16 @@ pub(crate) struct Classified {
     pub kind: HitKind,
     pub line: usize,
     pub function: Option<String>,
+    /// The hit spells the keyword exactly (not its `_`-prefixed form).
+    pub exact: bool,
+}
+
+/// What the launched name allows a definition to be (rules 2b): which
+/// language, and for a C++ name which enclosing scopes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Query<'a> {
+    pub shape: NameShape,
+    pub qualifiers: &'a [String],
 }
 
 /// The spellings a keyword is tried as: `kw`, and `_kw` when `kw` does not
@@ -140,54 +159,95 @@ fn spellings(kw: &str) -> Vec<String> {
     }
 }
 
-/// Classifies the hits of `kw` in a file: the strongest hit, the first line at
-/// that strength.
+/// Classifies the hits of `kw` in a file: the strongest definition the name
+/// allows (the first line at that strength, the exact spelling before the
+/// `_`-prefixed one), else the first whole-identifier mention outside
+/// comments and docstrings, else `None`: the file is no evidence at all
+/// (rule 2a).
 pub(crate) fn classify_hits(
     analysis: &FileAnalysis,
     bytes: &[u8],
     kw: &str,
-    first_offset: Option<usize>,
-) -> Classified {
-    let mut best: Option<(HitKind, usize, Option<String>)> = None;
-    let mut consider = |kind: HitKind, line: usize, function: Option<String>| {
+    query: Query<'_>,
+) -> Option<Classified> {
+    let mut best: Option<Classified> = None;
+    let mut consider = |kind: HitKind, line: usize, function: Option<String>, exact: bool| {
         let better = match &best {
             None => true,
-            Some((k, l, _)) => {
-                kind.strength() > k.strength() || (kind.strength() == k.strength() && line < *l)
+            Some(b) => {
+                (kind.strength(), exact, std::cmp::Reverse(line))
+                    > (b.kind.strength(), b.exact, std::cmp::Reverse(b.line))
             }
         };
         if better {
-            best = Some((kind, line, function));
+            best = Some(Classified {
+                kind,
+                line,
+                function,
+                exact,
+            });
+        }
+    };
+    let mut first_mention: Option<usize> = None;
+    let mut mention_at = |o: usize| {
+        if first_mention.is_none_or(|m| o < m) {
+            first_mention = Some(o);
         }
     };
     for spelling in spellings(kw) {
+        let exact = spelling == kw;
         match &analysis.lang {
             Lang::Python(s) => {
-                for d in s.defs.iter().filter(|d| d.name == spelling) {
-                    let kind = if d.triton {
-                        HitKind::TritonJit
-                    } else if d.flydsl {
-                        HitKind::Flyc
-                    } else {
-                        HitKind::Def
-                    };
-                    consider(kind, d.line, Some(d.name.clone()));
+                if query.shape.python_may_define() {
+                    for d in s.defs.iter().filter(|d| d.name == spelling) {
+                        let kind = if d.triton {
+                            HitKind::TritonJit
+                        } else if d.flydsl {
+                            HitKind::Flyc
+                        } else {
+                            HitKind::Def
+                        };
+                        consider(kind, d.line, Some(d.name.clone()), exact);
+                    }
+                    for a in s.assignments.iter().filter(|a| a.name == spelling) {
+                        consider(HitKind::Assign, a.line, Some(a.name.clone()), exact);
+                    }
                 }
-                for a in s.assignments.iter().filter(|a| a.name == spelling) {
-                    consider(HitKind::Assign, a.line, Some(a.name.clone()));
+                if let Some(o) = whole_word_offsets(bytes, spelling.as_bytes())
+                    .into_iter()
+                    .find(|&o| !s.is_documentation(o))
+                {
+                    mention_at(o);
                 }
             }
-            Lang::Native { blanked, globals } => {
-                if let Some(h) = native_hit(blanked, globals, &spelling)
-                    && h.strength > 0
-                {
+            Lang::Native {
+                blanked,
+                globals,
+                namespaces,
+            } => {
+                let hits = native_hits(blanked, globals, &spelling);
+                if let Some(h) = hits.first() {
+                    mention_at(h.offset);
+                }
+                if !query.shape.native_may_define() {
+                    continue;
+                }
+                let in_scope = |o: usize| {
+                    query.shape != NameShape::Cxx
+                        || scope_matches(&scope_at(namespaces, blanked, o), query.qualifiers)
+                };
+                let best_hit = hits
+                    .iter()
+                    .filter(|h| h.strength > 0 && in_scope(h.offset))
+                    .max_by_key(|h| (h.strength, std::cmp::Reverse(h.offset)));
+                if let Some(h) = best_hit {
                     let kind = if h.strength == 2 {
                         HitKind::CudaGlobal
                     } else {
                         HitKind::Cxx
                     };
                     let name = spelling.rsplit("::").next().unwrap_or(&spelling).to_owned();
-                    consider(kind, analysis.line_of(h.offset), Some(name));
+                    consider(kind, analysis.line_of(h.offset), Some(name), exact);
                 }
             }
             #[cfg(feature = "rust-gpu")]
@@ -199,27 +259,28 @@ pub(crate) fn classify_hits(
                         HitKind::Cxx
                     };
                     if let Some(o) = crate::rust_gpu::fn_offset(bytes, &f.name) {
-                        consider(kind, analysis.line_of(o), Some(f.name.clone()));
+                        consider(kind, analysis.line_of(o), Some(f.name.clone()), exact);
                     }
                 }
+                if let Some(&o) = whole_word_offsets(bytes, spelling.as_bytes()).first() {
+                    mention_at(o);
+                }
             }
-            Lang::Other => {}
+            Lang::Other => {
+                if let Some(&o) = whole_word_offsets(bytes, spelling.as_bytes()).first() {
+                    mention_at(o);
+                }
+            }
         }
     }
-    if let Some((kind, line, function)) = best {
-        return Classified {
-            kind,
-            line,
-            function,
-        };
+    if best.is_some() {
+        return best;
     }
-    let offset = first_offset
-        .or_else(|| memmem::find(bytes, kw.as_bytes()))
-        .unwrap_or(0);
-    let line = analysis.line_of(offset);
-    Classified {
+    let line = analysis.line_of(first_mention?);
+    Some(Classified {
         kind: HitKind::Mention,
         line,
         function: analysis.function_at(line),
-    }
+        exact: true,
+    })
 }

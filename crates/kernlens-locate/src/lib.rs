@@ -48,6 +48,7 @@
 
 mod builder;
 mod cache;
+mod compose;
 mod cxx;
 mod definition;
 mod discover;
@@ -65,6 +66,7 @@ mod roots;
 #[cfg(feature = "rust-gpu")]
 mod rust_gpu;
 mod scan;
+mod shape;
 
 pub use builder::LocatorBuilder;
 pub use definition::HitKind;
@@ -87,3 +89,4 @@ pub use result::{
 };
 pub use roots::{RootOrigin, RootWarning, SearchRoot};
 pub use scan::DEFAULT_SKIP_DIRS;
+pub use shape::NameShape;

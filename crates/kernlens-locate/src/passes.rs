@@ -47,10 +47,15 @@ impl Locator {
             (&plan.subwindows, Method::Subwindow),
             (&plan.prefixes, Method::Prefix),
         ];
+        // The first keyword whose best file only mentions the name; it answers
+        // `mention_only` when no later keyword proves one.
+        let mut mention: Option<(String, Vec<Ranked>)> = None;
         for (keywords, method) in passes {
-            // The first keyword of a pass whose best file only mentions the
-            // name; it answers `mention_only` when nothing in the pass proves one.
-            let mut mention: Option<(String, Vec<Ranked>)> = None;
+            // A name the tree spells out (but only mentions) is not guessed at
+            // through its segments; a composing site can still prove it.
+            if method == Method::Subwindow && mention.is_some() {
+                continue;
+            }
             for kw in keywords {
                 if tried.contains(kw) {
                     continue;
@@ -74,22 +79,24 @@ impl Locator {
                         kind_ctx,
                     );
                 }
-                if mention.is_none() {
+                // Only the name's own spelling makes a mention: a sub-window's
+                // or a prefix's hits are parts of other names.
+                if mention.is_none() && method == Method::Definition {
                     mention = Some((kw.clone(), ranked));
                 }
             }
-            if let Some((kw, ranked)) = mention {
-                return self.render(
-                    plan,
-                    &kw,
-                    Method::Mention,
-                    &ranked,
-                    tried,
-                    launcher.as_ref(),
-                    resolved.as_deref(),
-                    kind_ctx,
-                );
-            }
+        }
+        if let Some((kw, ranked)) = mention {
+            return self.render(
+                plan,
+                &kw,
+                Method::Mention,
+                &ranked,
+                tried,
+                launcher.as_ref(),
+                resolved.as_deref(),
+                kind_ctx,
+            );
         }
         let kind = source_kind_for(&plan.name, None, kind_ctx);
         let report = launcher.map(|l| LauncherReport {
@@ -128,7 +135,7 @@ impl Locator {
                 let f = self.file(r.file)?;
                 Some(Candidate {
                     path: f.path.clone(),
-                    line: Some(r.composing_line.unwrap_or(r.class.line)),
+                    line: Some(r.composed.map_or(r.class.line, |c| c.line)),
                     score: r.score.clone(),
                     why: why_codes(r, &f.path, kw),
                 })
@@ -171,9 +178,9 @@ impl Locator {
         let path = self.file(best.file).map(|f| f.path.clone());
         let mut line = Some(best.class.line);
         let mut function = best.class.function.clone();
-        if method == Method::Prefix {
-            line = best.prefix_line;
-            function = best.prefix_function.clone();
+        if let Some(c) = best.composed {
+            line = Some(c.line);
+            function = best.site_function.clone();
         }
         let mut final_method = method;
         if corroborated {

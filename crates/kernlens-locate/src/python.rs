@@ -49,6 +49,9 @@ pub struct PyString {
     pub fstring: bool,
     /// Followed by `.format(`, `%` or `+`: its text is a template that code fills in.
     pub filled_after: bool,
+    /// The whole statement is string literals (a docstring or a bare string
+    /// statement): its text is documentation, never evidence.
+    pub docstring: bool,
 }
 
 /// What the scanner found in one file.
@@ -61,6 +64,25 @@ pub struct PySymbols {
     pub assignments: Vec<PyAssign>,
     /// String literals, in source order.
     pub strings: Vec<PyString>,
+    /// Byte ranges of `#` comments, in source order.
+    pub comments: Vec<(usize, usize)>,
+}
+
+impl PySymbols {
+    /// True when byte `offset` lies in a comment or a docstring: text there
+    /// is not evidence of anything.
+    pub fn is_documentation(&self, offset: usize) -> bool {
+        let in_comment = self
+            .comments
+            .partition_point(|&(start, _)| start <= offset)
+            .checked_sub(1)
+            .is_some_and(|i| offset < self.comments[i].1);
+        in_comment
+            || self
+                .strings
+                .iter()
+                .any(|s| s.docstring && s.start <= offset && offset < s.end)
+    }
 }
 
 impl PySymbols {
@@ -99,6 +121,8 @@ struct Scanner<'a> {
     pending: Vec<String>,
     open_defs: Vec<usize>,
     last_logical_end: usize,
+    /// Index of the first string literal of the current logical line.
+    logical_strings: usize,
 }
 
 /// Scans Python source text.
@@ -129,6 +153,7 @@ pub fn scan_python(text: &str) -> PySymbols {
         pending: Vec::new(),
         open_defs: Vec::new(),
         last_logical_end: 0,
+        logical_strings: 0,
     };
     let mut i = 0;
     let mut line = 1usize;
@@ -149,13 +174,18 @@ pub fn scan_python(text: &str) -> PySymbols {
             }
             if src[j] == b'#' || src[j] == b'\n' || src[j] == b'\r' {
                 // Blank or comment line: not a logical line.
+                let start = j;
                 while j < src.len() && src[j] != b'\n' {
                     j += 1;
+                }
+                if src[start] == b'#' {
+                    s.out.comments.push((start, j));
                 }
                 i = j + 1;
                 line += 1;
                 continue;
             }
+            s.logical_strings = s.out.strings.len();
             logical = Some(Logical {
                 line,
                 indent,
@@ -170,9 +200,11 @@ pub fn scan_python(text: &str) -> PySymbols {
         let c = src[i];
         match c {
             b'#' => {
+                let start = i;
                 while i < src.len() && src[i] != b'\n' {
                     i += 1;
                 }
+                s.out.comments.push((start, i));
             }
             b'\'' | b'"' => {
                 let (next, lines) = s.string(i, line, &mut cur.code);
@@ -296,6 +328,7 @@ impl Scanner<'_> {
             end: end_exclusive.max(start),
             fstring,
             filled_after,
+            docstring: false,
         });
         code.extend_from_slice(b"\"\"");
         (after, lines)
@@ -313,6 +346,12 @@ impl Scanner<'_> {
         self.last_logical_end = end_line;
         let code = String::from_utf8_lossy(&logical.code);
         let text = code.trim();
+        // A statement of string literals only (each left `""` in `code`).
+        if !text.is_empty() && text.bytes().all(|b| b == b'"' || b.is_ascii_whitespace()) {
+            for s in &mut self.out.strings[self.logical_strings..] {
+                s.docstring = true;
+            }
+        }
         if let Some(rest) = text.strip_prefix('@') {
             let name: String = rest
                 .trim_start()

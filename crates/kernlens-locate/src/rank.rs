@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use kernlens_ident::SOURCE_EXTENSION_RANKS;
 
 use crate::cache::FileHit;
-use crate::definition::Classified;
-use crate::evidence::Facts;
+use crate::compose::Composed;
+use crate::definition::{Classified, Query};
 use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
 use crate::result::{Method, Score};
@@ -20,14 +20,14 @@ pub(crate) struct Ranked {
     pub(crate) class: Classified,
     pub(crate) score: Score,
     pub(crate) canonical: Option<PathBuf>,
-    pub(crate) composing_line: Option<usize>,
-    pub(crate) prefix_line: Option<usize>,
-    pub(crate) prefix_function: Option<String>,
+    /// Prefix pass: the composing site whose template matches the name.
+    pub(crate) composed: Option<Composed>,
+    pub(crate) site_function: Option<String>,
 }
 
 impl Locator {
     /// Ranks the hit files of one keyword (§8.1; the prefix pass first by
-    /// composing literal and spelled-out characters).
+    /// the literal characters of a whole-name template).
     pub(crate) fn rank(
         &mut self,
         plan: &KeywordPlan,
@@ -36,7 +36,11 @@ impl Locator {
         hits: &[FileHit],
         launcher_file: Option<&Path>,
     ) -> Vec<Ranked> {
-        let prefix_base = (method == Method::Prefix).then(|| plan.base.trim_start_matches('_'));
+        let composed_name = (method == Method::Prefix).then_some(plan.base.as_str());
+        let query = Query {
+            shape: plan.shape,
+            qualifiers: &plan.qualifiers,
+        };
         let mut out = Vec::new();
         for h in hits {
             let Some(entry) = self.file(h.file).cloned() else {
@@ -45,8 +49,7 @@ impl Locator {
             if entry.state != FileState::Scannable {
                 continue;
             }
-            let first = h.offsets.first().map(|&o| o as usize);
-            let Some(facts) = self.facts(h.file, kw, first, prefix_base) else {
+            let Some(facts) = self.facts(h.file, kw, query, composed_name) else {
                 continue;
             };
             let root_path = self
@@ -64,25 +67,17 @@ impl Locator {
                 &facts.class,
                 is_launcher,
             );
-            if prefix_base.is_some() {
-                score.composing = Some(facts.composing_line.is_some());
-                score.prefix_chars = facts.prefix_chars;
+            if composed_name.is_some() {
+                score.composing = Some(facts.composed.is_some());
+                score.prefix_chars = Some(facts.composed.map_or(0, |c| c.literal_chars));
             }
-            let Facts {
-                class,
-                composing_line,
-                prefix_line,
-                prefix_function,
-                ..
-            } = facts;
             out.push(Ranked {
                 file: h.file,
-                class,
+                class: facts.class,
                 score,
                 canonical,
-                composing_line,
-                prefix_line,
-                prefix_function,
+                composed: facts.composed,
+                site_function: facts.function_at_site,
             });
         }
         let paths: HashMap<u32, PathBuf> = out
@@ -93,9 +88,8 @@ impl Locator {
             let pa = paths.get(&a.file);
             let pb = paths.get(&b.file);
             b.score
-                .composing
-                .cmp(&a.score.composing)
-                .then(b.score.prefix_chars.cmp(&a.score.prefix_chars))
+                .prefix_chars
+                .cmp(&a.score.prefix_chars)
                 .then(sort_key(&a.score).cmp(&sort_key(&b.score)))
                 .then(
                     pa.map(|p| p.as_os_str().as_encoded_bytes())
@@ -106,9 +100,10 @@ impl Locator {
     }
 }
 
-pub(crate) fn sort_key(s: &Score) -> (u8, u8, u8, i32, u8, u8, usize, usize) {
+pub(crate) fn sort_key(s: &Score) -> (u8, u8, u8, u8, i32, u8, u8, usize, usize) {
     (
         s.definition,
+        s.spelling,
         s.launcher,
         s.stem,
         s.path_kind,
@@ -181,6 +176,7 @@ pub(crate) fn base_score(
         .unwrap_or(0);
     Score {
         definition: 2 - class.kind.strength(),
+        spelling: u8::from(!class.exact),
         launcher: u8::from(!is_launcher),
         stem: u8::from(!stem.contains(&kw_base)),
         path_kind,
@@ -210,8 +206,11 @@ pub(crate) fn why_codes(r: &Ranked, path: &Path, _kw: &str) -> Vec<String> {
     let (rank, ext) = extension_rank(path);
     why.push(format!("ext:{ext}({rank})"));
     why.push(format!("depth:{}", r.score.depth));
-    if let Some(l) = r.composing_line {
-        why.push(format!("composing_literal@{l}"));
+    if r.score.spelling == 1 {
+        why.push("spelling:underscore_prefixed".to_owned());
+    }
+    if let Some(c) = r.composed {
+        why.push(format!("composing_literal@{}", c.line));
     }
     if let Some(n) = r.score.prefix_chars {
         why.push(format!("prefix_chars:{n}"));

@@ -75,6 +75,8 @@ impl Confidence {
 pub struct Score {
     /// 0 kernel definition, 1 ordinary definition, 2 mention.
     pub definition: u8,
+    /// 0 when the hit spells the keyword exactly, 1 for its `_`-prefixed form.
+    pub spelling: u8,
     /// 0 when the file is the resolved launcher file.
     pub launcher: u8,
     /// 0 when the keyword occurs in the file stem.
@@ -89,10 +91,12 @@ pub struct Score {
     pub depth: usize,
     /// Index of the file's root.
     pub root: usize,
-    /// Prefix pass: the file holds a composing literal for the keyword.
+    /// Prefix pass: the file holds a composing site whose template matches
+    /// the whole launched name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub composing: Option<bool>,
-    /// Prefix pass: characters of the launched name the file spells out.
+    /// Prefix pass: literal characters of the launched name that the
+    /// matching template spells out (0 without one); the first sort key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_chars: Option<usize>,
 }

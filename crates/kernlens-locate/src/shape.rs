@@ -1,0 +1,101 @@
+//! The shape of a launched name (issue rules 2b, 2d): it decides which
+//! language may define it and whether sub-window and prefix guessing is
+//! allowed at all.
+
+use serde::Serialize;
+
+use crate::keywords::is_identifier;
+
+/// What a kernel name's spelling says about its source language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum NameShape {
+    /// An Itanium-mangled symbol or a demangled C++ signature
+    /// (`ns::k<…>(…)`): defined only in native files.
+    Cxx,
+    /// A compiler-generated inductor kernel (`triton_poi_fused_…_N`): defined
+    /// only in Python, and its trailing index is part of its identity.
+    Inductor,
+    /// A bare identifier (Triton, FlyDSL, CuTe-DSL): defined only in Python.
+    Bare,
+    /// A `::`-qualified name with no parameter list or template arguments
+    /// (a profiler wrapper, a class-scoped method): either language.
+    Qualified,
+}
+
+impl NameShape {
+    /// Whether a definition in a Python file can be this name's.
+    pub fn python_may_define(self) -> bool {
+        self != NameShape::Cxx
+    }
+
+    /// Whether a definition in a native file can be this name's.
+    pub fn native_may_define(self) -> bool {
+        matches!(self, NameShape::Cxx | NameShape::Qualified)
+    }
+
+    /// Whether sub-window and leading-prefix keywords may be guessed: never
+    /// for C++ names (their segments belong to other functions) nor for
+    /// inductor names (the index tells siblings apart).
+    pub fn allows_guessing(self) -> bool {
+        matches!(self, NameShape::Bare | NameShape::Qualified)
+    }
+}
+
+/// Inductor's kernel-kind tags: `triton_<tag>_…`.
+const INDUCTOR_TAGS: &[&str] = &[
+    "poi", "per", "red", "tem", "mm", "bmm", "for", "spl", "sca", "fla",
+];
+
+/// The shape of a name, from its cleaned text, whether it was mangled and its
+/// base name (§6.2).
+pub(crate) fn shape_of(cleaned: &str, mangled: bool, base: &str) -> NameShape {
+    let bytes = cleaned.as_bytes();
+    let cxx_bracket = bytes.iter().enumerate().any(|(i, &b)| {
+        (b == b'(' || b == b'<')
+            && i > 0
+            && (bytes[i - 1].is_ascii_alphanumeric()
+                || bytes[i - 1] == b'_'
+                || bytes[i - 1] == b'>')
+    });
+    if mangled || cxx_bracket {
+        return NameShape::Cxx;
+    }
+    if is_inductor_name(base) {
+        return NameShape::Inductor;
+    }
+    if cleaned.contains("::") {
+        NameShape::Qualified
+    } else {
+        NameShape::Bare
+    }
+}
+
+/// `triton_<tag>_<words>_<digits>`.
+pub(crate) fn is_inductor_name(base: &str) -> bool {
+    let mut segs = base.split('_');
+    let (Some("triton"), Some(tag)) = (segs.next(), segs.next()) else {
+        return false;
+    };
+    INDUCTOR_TAGS.contains(&tag)
+        && base
+            .rsplit('_')
+            .next()
+            .is_some_and(|last| !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()))
+        && base.split('_').count() >= 4
+}
+
+/// The namespace and class qualifiers of a C++ name's native key, outermost
+/// first, without anonymous namespaces (`at::native::(anonymous
+/// namespace)::k` gives `[at, native]`).
+pub(crate) fn qualifiers_of(components: &[&str]) -> Vec<String> {
+    let Some((_, scopes)) = components.split_last() else {
+        return Vec::new();
+    };
+    scopes
+        .iter()
+        .filter(|c| is_identifier(c))
+        .map(|c| (*c).to_owned())
+        .collect()
+}

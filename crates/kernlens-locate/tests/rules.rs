@@ -1,0 +1,264 @@
+//! The precision rules (issue 21, rules 2a–2i; docs/design/locate.md) on the
+//! synthetic cases under `fixtures/locate/rules/<rule>/<case>/`.
+//!
+//! Every case has two trees, `alpha/` and `beta/`, and is built twice: once
+//! as written and once with the two directory names swapped. Path order
+//! (root order, depth, byte-wise path) therefore cannot decide a case: the
+//! expected file must win in both builds because of what it holds.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use kernlens_locate::{Confidence, LocateOptions, LocateResult, Locator};
+
+fn case_dir(rule: &str, case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/locate/rules")
+        .join(rule)
+        .join(case)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// What a case must answer.
+enum Expect {
+    /// Found, with this confidence, in this file (`alpha/…` or `beta/…`).
+    Found(Confidence, &'static str),
+    /// Not found, reason `mention_only`, this file the only candidate.
+    MentionOnly(&'static str),
+    /// Not found and no file is evidence at all.
+    Nothing,
+}
+
+fn swap(rel: &str, swapped: bool) -> String {
+    if !swapped {
+        return rel.to_owned();
+    }
+    match rel.split_once('/') {
+        Some(("alpha", rest)) => format!("beta/{rest}"),
+        Some(("beta", rest)) => format!("alpha/{rest}"),
+        _ => rel.to_owned(),
+    }
+}
+
+fn rel(p: &Path, root: &Path) -> String {
+    p.strip_prefix(root).unwrap().display().to_string()
+}
+
+/// Builds the case twice (as written, then with `alpha`/`beta` swapped) and
+/// checks `name` against `expect` in both.
+fn check(rule: &str, case: &str, name: &str, expect: Expect) {
+    let dir = case_dir(rule, case);
+    for swapped in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let (a, b) = if swapped {
+            ("beta", "alpha")
+        } else {
+            ("alpha", "beta")
+        };
+        copy_tree(&dir.join("alpha"), &root.join(a));
+        copy_tree(&dir.join("beta"), &root.join(b));
+        let mut l = Locator::builder().root(&root).build().unwrap();
+        let r: LocateResult = l.locate(name, &LocateOptions::default());
+        let ctx = format!("{rule}/{case} swapped={swapped}: {r:#?}");
+        let cands: Vec<String> = r.candidates.iter().map(|c| rel(&c.path, &root)).collect();
+        match &expect {
+            Expect::Found(confidence, file) => {
+                assert!(r.found, "{ctx}");
+                assert_eq!(r.confidence, *confidence, "{ctx}");
+                assert_eq!(
+                    rel(r.path.as_ref().unwrap(), &root),
+                    swap(file, swapped),
+                    "{ctx}"
+                );
+            }
+            Expect::MentionOnly(file) => {
+                assert!(!r.found, "{ctx}");
+                assert_eq!(r.reason.as_deref(), Some("mention_only"), "{ctx}");
+                assert_eq!(cands, [swap(file, swapped)], "{ctx}");
+            }
+            Expect::Nothing => {
+                assert!(!r.found, "{ctx}");
+                assert!(r.candidates.is_empty(), "{ctx}");
+                assert_eq!(r.confidence, Confidence::None, "{ctx}");
+            }
+        }
+    }
+}
+
+// Rule 2a: a hit counts only as a whole identifier; comments and
+// docstrings are no evidence.
+
+#[test]
+fn r2a_a_name_inside_a_longer_identifier_is_no_evidence() {
+    check(
+        "2a_whole_identifier",
+        "inside_longer_identifier",
+        "foo_fwd",
+        Expect::MentionOnly("beta/ops/dispatch.py"),
+    );
+}
+
+#[test]
+fn r2a_a_def_of_the_next_index_is_not_the_name() {
+    check(
+        "2a_whole_identifier",
+        "index_suffix",
+        "foo_kernel",
+        Expect::Nothing,
+    );
+}
+
+#[test]
+fn r2a_comments_and_docstrings_are_no_evidence_but_a_string_is_a_mention() {
+    check(
+        "2a_whole_identifier",
+        "comment_and_docstring",
+        "bar_kernel",
+        Expect::MentionOnly("beta/pkg/table.py"),
+    );
+}
+
+// Rule 2b: the name's shape decides the language; a C++ name's qualifiers
+// must match the definition's enclosing namespaces.
+
+#[test]
+fn r2b_a_mangled_name_is_defined_only_in_native_files() {
+    check(
+        "2b_language",
+        "mangled_not_python",
+        "_ZN5mylib12topk_gate_fwEPfi",
+        Expect::Found(Confidence::Definition, "beta/csrc/kernels.cu"),
+    );
+}
+
+#[test]
+fn r2b_a_bare_name_is_defined_only_in_python() {
+    check(
+        "2b_language",
+        "bare_not_native",
+        "rms_gate_fw",
+        Expect::Found(Confidence::Definition, "beta/pkg/ops.py"),
+    );
+}
+
+#[test]
+fn r2b_the_definitions_namespace_must_match_the_names_qualifiers() {
+    check(
+        "2b_language",
+        "namespace_must_match",
+        "void mylib::scale_rows<float>(float*, int)",
+        Expect::Found(Confidence::Definition, "beta/b/kernels.cu"),
+    );
+}
+
+#[test]
+fn r2b_a_global_name_is_not_a_definition_inside_a_namespace() {
+    check(
+        "2b_language",
+        "global_name_not_in_namespace",
+        "scale_cols(float*, int)",
+        Expect::Found(Confidence::Definition, "beta/b/k.cu"),
+    );
+}
+
+// Rule 2c: a composing site's template must match the whole name; the
+// literal characters matched rank the sites.
+
+#[test]
+fn r2c_an_error_message_starting_with_the_head_is_no_composing_site() {
+    check(
+        "2c_composed",
+        "whole_name",
+        "moe_gemm_a8w8_bf16_t64",
+        Expect::Found(Confidence::Composed, "beta/k/build.py"),
+    );
+}
+
+#[test]
+fn r2c_augmented_assignments_extend_the_template() {
+    check(
+        "2c_composed",
+        "augmented",
+        "attn_fwd_h128_causal_v2",
+        Expect::Found(Confidence::Composed, "alpha/x/attn.py"),
+    );
+    check(
+        "2c_composed",
+        "augmented",
+        "attn_fwd_h128_v2",
+        Expect::Found(Confidence::Composed, "alpha/x/attn.py"),
+    );
+}
+
+#[test]
+fn r2c_more_literal_characters_win_between_matching_templates() {
+    check(
+        "2c_composed",
+        "more_literal_chars",
+        "gemm_q_bf16_m128",
+        Expect::Found(Confidence::Composed, "alpha/g/gen.py"),
+    );
+}
+
+// Rule 2d: no sub-window or prefix guessing for C++ or inductor names.
+
+#[test]
+fn r2d_a_cxx_name_never_resolves_to_a_stub_sharing_its_last_segments() {
+    check(
+        "2d_no_guessing",
+        "dispatch_stub",
+        "void at::native::vectorized_gather_kernel<float>(int, float*)",
+        Expect::Nothing,
+    );
+}
+
+#[test]
+fn r2d_an_inductor_index_is_part_of_the_identity() {
+    check(
+        "2d_no_guessing",
+        "inductor_sibling",
+        "triton_poi_fused_add_mul_2",
+        Expect::Found(Confidence::Definition, "beta/c2/cxyz.py"),
+    );
+    check(
+        "2d_no_guessing",
+        "inductor_sibling",
+        "triton_poi_fused_add_mul_3",
+        Expect::Nothing,
+    );
+}
+
+// Rule 2i: equal-strength definitions.
+
+#[test]
+fn r2i_the_exact_spelling_beats_the_underscore_prefixed_one() {
+    check(
+        "2i_equal_strength",
+        "exact_before_underscored",
+        "pack_rows_kernel",
+        Expect::Found(Confidence::Definition, "beta/p/other.py"),
+    );
+}
+
+#[test]
+fn r2i_a_cxx_names_trailing_underscore_is_kept() {
+    check(
+        "2i_equal_strength",
+        "trailing_underscore",
+        "void k_sml_<float>(float*)",
+        Expect::Found(Confidence::Definition, "beta/b/kern.cu"),
+    );
+}
