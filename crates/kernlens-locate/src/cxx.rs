@@ -391,14 +391,18 @@ fn namespace_head(before: &[u8]) -> Option<Vec<String>> {
     Some(names)
 }
 
-/// The named namespaces enclosing `offset`, outermost first, followed by the
+/// The namespaces enclosing `offset`, outermost first (an anonymous one as
+/// [`ANONYMOUS_NAMESPACE`], as a demangler prints it), followed by the
 /// qualifiers written before the name itself (`void a::b::k(`).
 pub(crate) fn scope_at(scopes: &[NamespaceScope], text: &[u8], offset: usize) -> Vec<String> {
-    let mut out: Vec<String> = scopes
-        .iter()
-        .filter(|s| s.start < offset && offset < s.end)
-        .flat_map(|s| s.names.iter().cloned())
-        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for s in scopes.iter().filter(|s| s.start < offset && offset < s.end) {
+        if s.names.is_empty() {
+            out.push(ANONYMOUS_NAMESPACE.to_owned());
+        } else {
+            out.extend(s.names.iter().cloned());
+        }
+    }
     let mut k = offset;
     let mut written = Vec::new();
     while k >= 2 && &text[k - 2..k] == b"::" {
@@ -417,12 +421,13 @@ pub(crate) fn scope_at(scopes: &[NamespaceScope], text: &[u8], offset: usize) ->
     out
 }
 
-/// Rule 2b: a definition's scope agrees with a C++ name's qualifiers when the
-/// file declares no enclosing scope for it, or when its scope is a
-/// contiguous run of the qualifiers (an outer namespace opened by a macro,
-/// or an inner class scope, is tolerated).
+/// How a demangler spells an anonymous namespace.
+pub(crate) const ANONYMOUS_NAMESPACE: &str = "(anonymous namespace)";
+
+/// Rule 2b: a definition's enclosing scope must equal a C++ name's
+/// qualifiers, anonymous namespaces included: a name printed at global scope
+/// is not a kernel defined inside `namespace {`, and `at::native::k` is not a
+/// global `k`.
 pub(crate) fn scope_matches(def_scope: &[String], qualifiers: &[String]) -> bool {
-    def_scope.is_empty()
-        || (def_scope.len() <= qualifiers.len()
-            && qualifiers.windows(def_scope.len()).any(|w| w == def_scope))
+    def_scope == qualifiers
 }

@@ -146,7 +146,7 @@ pub(crate) struct Classified {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Query<'a> {
     pub shape: NameShape,
-    pub qualifiers: &'a [String],
+    pub qualifiers: Option<&'a [String]>,
 }
 
 /// The spellings a keyword is tried as: `kw`, and `_kw` when `kw` does not
@@ -233,8 +233,9 @@ pub(crate) fn classify_hits(
                     continue;
                 }
                 let in_scope = |o: usize| {
-                    query.shape != NameShape::Cxx
-                        || scope_matches(&scope_at(namespaces, blanked, o), query.qualifiers)
+                    query
+                        .qualifiers
+                        .is_none_or(|q| scope_matches(&scope_at(namespaces, blanked, o), q))
                 };
                 let best_hit = hits
                     .iter()

@@ -22,10 +22,14 @@ pub(crate) struct Facts {
 }
 
 /// The part of a name that decides what its facts are, as a cache key.
-pub(crate) fn query_key(shape: NameShape, qualifiers: &[String], composed: Option<&str>) -> String {
+pub(crate) fn query_key(
+    shape: NameShape,
+    qualifiers: Option<&[String]>,
+    composed: Option<&str>,
+) -> String {
     format!(
         "{shape:?}|{}|{}",
-        qualifiers.join("::"),
+        qualifiers.map_or("?".to_owned(), |q| q.join("::")),
         composed.unwrap_or("")
     )
 }

@@ -83,9 +83,10 @@ pub struct KeywordPlan {
     pub refusal: Option<Refusal>,
     /// What the spelling says about the defining language (rules 2b, 2d).
     pub shape: NameShape,
-    /// The C++ namespace/class qualifiers of the native key, outermost first
-    /// (empty for other shapes).
-    pub qualifiers: Vec<String>,
+    /// The C++ namespace/class qualifiers of the native key, outermost first,
+    /// `(anonymous namespace)` included; `None` for other shapes and when a
+    /// scope cannot be compared (a lambda or function scope).
+    pub qualifiers: Option<Vec<String>>,
 }
 
 impl KeywordPlan {
@@ -110,7 +111,7 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         prefixes: Vec::new(),
         refusal: None,
         shape: NameShape::Bare,
-        qualifiers: Vec::new(),
+        qualifiers: None,
     };
     if is_runtime_api_name(name) {
         plan.refusal = Some(Refusal::RuntimeApiName);
@@ -157,7 +158,8 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
     if k.mangled {
         plan.shape = NameShape::Cxx;
     }
-    if plan.shape == NameShape::Cxx {
+    // A mangled text no demangler read has no scope to compare.
+    if plan.shape == NameShape::Cxx && !(k.mangled && k.demangled_by == DemangledBy::None) {
         plan.qualifiers = qualifiers_of(&top_level_components(&k.native));
     }
     plan.primary = raw_candidates;

@@ -39,7 +39,7 @@ impl Locator {
         let composed_name = (method == Method::Prefix).then_some(plan.base.as_str());
         let query = Query {
             shape: plan.shape,
-            qualifiers: &plan.qualifiers,
+            qualifiers: plan.qualifiers.as_deref(),
         };
         let mut out = Vec::new();
         for h in hits {

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::cxx::ANONYMOUS_NAMESPACE;
 use crate::keywords::is_identifier;
 
 /// What a kernel name's spelling says about its source language.
@@ -87,15 +88,15 @@ pub(crate) fn is_inductor_name(base: &str) -> bool {
 }
 
 /// The namespace and class qualifiers of a C++ name's native key, outermost
-/// first, without anonymous namespaces (`at::native::(anonymous
-/// namespace)::k` gives `[at, native]`).
-pub(crate) fn qualifiers_of(components: &[&str]) -> Vec<String> {
+/// first, anonymous namespaces included (`at::native::(anonymous
+/// namespace)::k` gives `[at, native, (anonymous namespace)]`). Anything
+/// else (a lambda, a function scope) makes the scope unknowable: `None`.
+pub(crate) fn qualifiers_of(components: &[&str]) -> Option<Vec<String>> {
     let Some((_, scopes)) = components.split_last() else {
-        return Vec::new();
+        return Some(Vec::new());
     };
     scopes
         .iter()
-        .filter(|c| is_identifier(c))
-        .map(|c| (*c).to_owned())
+        .map(|c| (is_identifier(c) || *c == ANONYMOUS_NAMESPACE).then(|| (*c).to_owned()))
         .collect()
 }

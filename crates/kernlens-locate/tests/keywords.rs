@@ -36,7 +36,7 @@ fn s3_mangled_name_gives_the_demangled_base_without_junk_tokens() {
     // Rule 2d: a C++ name's segments belong to other functions, so nothing
     // is guessed from them.
     assert_eq!(plan.shape, NameShape::Cxx);
-    assert_eq!(plan.qualifiers, v(&["aiter"]));
+    assert_eq!(plan.qualifiers, Some(v(&["aiter"])));
     assert!(plan.subwindows.is_empty() && plan.prefixes.is_empty());
 }
 
@@ -46,7 +46,10 @@ fn demangled_and_inductor_names_plan_no_guesses_but_bare_ones_do() {
         "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float>(int, float*)",
     );
     assert_eq!(demangled.shape, NameShape::Cxx);
-    assert_eq!(demangled.qualifiers, v(&["at", "native"]));
+    assert_eq!(
+        demangled.qualifiers,
+        Some(v(&["at", "native", "(anonymous namespace)"]))
+    );
     assert!(demangled.subwindows.is_empty() && demangled.prefixes.is_empty());
     let inductor = keywords_for("triton_poi_fused_add_mul_view_2");
     assert_eq!(inductor.shape, NameShape::Inductor);

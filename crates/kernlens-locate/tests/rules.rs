@@ -39,6 +39,8 @@ enum Expect {
     MentionOnly(&'static str),
     /// Not found and no file is evidence at all.
     Nothing,
+    /// Not found (any file may be a mention-only candidate).
+    NotFound,
 }
 
 fn swap(rel: &str, swapped: bool) -> String {
@@ -88,6 +90,10 @@ fn check(rule: &str, case: &str, name: &str, expect: Expect) {
                 assert!(!r.found, "{ctx}");
                 assert_eq!(r.reason.as_deref(), Some("mention_only"), "{ctx}");
                 assert_eq!(cands, [swap(file, swapped)], "{ctx}");
+            }
+            Expect::NotFound => {
+                assert!(!r.found, "{ctx}");
+                assert!(r.path.is_none(), "{ctx}");
             }
             Expect::Nothing => {
                 assert!(!r.found, "{ctx}");
@@ -159,8 +165,16 @@ fn r2b_the_definitions_namespace_must_match_the_names_qualifiers() {
     check(
         "2b_language",
         "namespace_must_match",
-        "void mylib::scale_rows<float>(float*, int)",
+        "void mylib::(anonymous namespace)::scale_rows<float>(float*, int)",
         Expect::Found(Confidence::Definition, "beta/b/kernels.cu"),
+    );
+    // The anonymous namespace is part of the scope: without it neither
+    // definition is this kernel's.
+    check(
+        "2b_language",
+        "namespace_must_match",
+        "void mylib::scale_rows<float>(float*, int)",
+        Expect::NotFound,
     );
 }
 
