@@ -9,7 +9,7 @@
 //! wildcard matches `[A-Za-z0-9_.x-]*`, and a trailing `_<digits>` runtime
 //! id is allowed. The score is the number of literal characters matched.
 
-use crate::python::{PyDef, PyString, PySymbols};
+use crate::python::{PyDef, PyString, PySymbols, line_start};
 
 /// Names longer than this are not matched against templates (the match is
 /// quadratic in the name's length).
@@ -29,10 +29,12 @@ enum Piece {
 /// The best composing site of one file for a launched name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Composed {
-    /// 1-based line of the site's first literal.
+    /// 1-based line of the site's first literal (or of the repr'd def).
     pub line: usize,
     /// Literal characters of the name the template spells out.
     pub literal_chars: usize,
+    /// A `repr=` def composes the name (rule 2e), not a string template.
+    pub by_repr: bool,
 }
 
 /// The site whose template matches all of `name` with the most literal
@@ -59,6 +61,7 @@ pub(crate) fn best_site(
             best = Some(Composed {
                 line: s.line,
                 literal_chars: chars,
+                by_repr: false,
             });
         }
     }
@@ -260,7 +263,7 @@ fn augmented(
         .position(|&b| b == b'\n')
         .map_or(bytes.len(), |p| from + p + 1);
     // The body indent is the least indent of the def's code lines.
-    let def_start = line_start_of(bytes, def.line);
+    let def_start = line_start(bytes, def.line);
     for line in bytes[def_start..]
         .split(|&b| b == b'\n')
         .skip(1)
@@ -317,15 +320,6 @@ fn augmented(
 
 fn is_conditional(rhs: &[u8]) -> bool {
     rhs.windows(4).any(|w| w == b" if ")
-}
-
-fn line_start_of(bytes: &[u8], line: usize) -> usize {
-    if line <= 1 {
-        return 0;
-    }
-    memchr::memchr_iter(b'\n', bytes)
-        .nth(line - 2)
-        .map_or(bytes.len(), |p| p + 1)
 }
 
 /// Every expansion of the optional pieces (each present or absent).

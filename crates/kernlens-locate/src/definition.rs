@@ -11,6 +11,7 @@ use crate::cxx::{
 };
 use crate::python::{PySymbols, scan_python};
 use crate::shape::NameShape;
+use crate::triton_repr::always_suffixed;
 
 /// How a hit was classified; the `why` codes of the result record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -199,7 +200,13 @@ pub(crate) fn classify_hits(
         match &analysis.lang {
             Lang::Python(s) => {
                 if query.shape.python_may_define() {
-                    for d in s.defs.iter().filter(|d| d.name == spelling) {
+                    // A def whose repr always appends `_KEY_value` pairs is
+                    // never launched under its bare name (rule 2e).
+                    for d in s
+                        .defs
+                        .iter()
+                        .filter(|d| d.name == spelling && !always_suffixed(s, bytes, d))
+                    {
                         let kind = if d.triton {
                             HitKind::TritonJit
                         } else if d.flydsl {

@@ -4,9 +4,11 @@
 use crate::compose::{Composed, best_site};
 use crate::definition::{Classified, HitKind, Query, classify_hits};
 use crate::locator::Locator;
+use crate::python::PySymbols;
 use crate::rank::Ranked;
 use crate::result::{Confidence, Method};
 use crate::shape::NameShape;
+use crate::triton_repr::repr_match;
 
 /// A composed template must spell out at least this many characters.
 pub(crate) const MIN_PREFIX_CHARS: usize = 6;
@@ -58,12 +60,25 @@ impl Locator {
         let class = classify_hits(&analysis, &bytes, kw, query);
         let composed = composed_name.and_then(|name| {
             let symbols = analysis.python()?;
-            best_site(symbols, &bytes, kw, name)
+            let site = best_site(symbols, &bytes, kw, name);
+            let repr = repr_site(symbols, &bytes, kw, name);
+            match (site, repr) {
+                (Some(s), Some(r)) => Some(if r.literal_chars >= s.literal_chars {
+                    r
+                } else {
+                    s
+                }),
+                (s, r) => s.or(r),
+            }
         });
         let facts = match (class, composed) {
             (_, Some(c)) => Some(Facts {
                 class: Classified {
-                    kind: HitKind::Mention,
+                    kind: if c.by_repr {
+                        HitKind::TritonJit
+                    } else {
+                        HitKind::Mention
+                    },
                     line: c.line,
                     function: analysis.function_at(c.line),
                     exact: true,
@@ -91,7 +106,31 @@ pub(crate) fn proof_of(best: &Ranked, method: Method) -> Option<Confidence> {
         Method::Prefix => best
             .composed
             .filter(|c| c.literal_chars >= MIN_PREFIX_CHARS)
-            .map(|_| Confidence::Composed),
+            .map(|c| {
+                if c.by_repr {
+                    Confidence::Definition
+                } else {
+                    Confidence::Composed
+                }
+            }),
         _ => (best.class.kind.strength() > 0).then_some(Confidence::Definition),
     }
+}
+
+/// Rule 2e: the Triton def (spelled `kw` or `_kw`) whose `repr=` composes
+/// the whole launched name, as a composing site at the def's line.
+fn repr_site(symbols: &PySymbols, bytes: &[u8], kw: &str, name: &str) -> Option<Composed> {
+    let underscored = format!("_{kw}");
+    symbols
+        .defs
+        .iter()
+        .filter(|d| d.triton && (d.name == kw || d.name == underscored))
+        .filter_map(|d| {
+            repr_match(symbols, bytes, d, name).map(|chars| Composed {
+                line: d.line,
+                literal_chars: chars,
+                by_repr: true,
+            })
+        })
+        .max_by_key(|c| c.literal_chars)
 }

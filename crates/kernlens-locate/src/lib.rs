@@ -67,6 +67,7 @@ mod roots;
 mod rust_gpu;
 mod scan;
 mod shape;
+mod triton_repr;
 
 pub use builder::LocatorBuilder;
 pub use definition::HitKind;
@@ -82,7 +83,8 @@ pub use launcher::{
 };
 pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator};
 pub use python::{
-    PyAssign, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator, scan_python,
+    PyAssign, PyClass, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator,
+    scan_python,
 };
 pub use result::{
     Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method, Score,

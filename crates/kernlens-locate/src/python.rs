@@ -23,6 +23,21 @@ pub struct PyDef {
     pub triton: bool,
     /// Decorated with `@flyc.kernel` or `@flyc.jit`.
     pub flydsl: bool,
+    /// The expression of a decorator's `repr=` argument (`_k_repr`, or
+    /// `lambda` for a lambda): Triton names the compiled kernel with it.
+    pub repr: Option<String>,
+}
+
+/// One `class` statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct PyClass {
+    /// The class name.
+    pub name: String,
+    /// 1-based line of the `class` keyword.
+    pub line: usize,
+    /// The base-class expressions, as written (strings blanked).
+    pub bases: Vec<String>,
 }
 
 /// A module-level (column 0) assignment `name = …` or `name: T = …`.
@@ -66,6 +81,8 @@ pub struct PySymbols {
     pub strings: Vec<PyString>,
     /// Byte ranges of `#` comments, in source order.
     pub comments: Vec<(usize, usize)>,
+    /// Every class statement, in source order.
+    pub classes: Vec<PyClass>,
 }
 
 impl PySymbols {
@@ -95,6 +112,16 @@ impl PySymbols {
     }
 }
 
+/// Byte offset where 1-based `line` starts (the text's length past the end).
+pub(crate) fn line_start(bytes: &[u8], line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', bytes)
+        .nth(line - 2)
+        .map_or(bytes.len(), |p| p + 1)
+}
+
 /// True for a Triton decorator's dotted name (§9.3).
 pub fn is_triton_decorator(dotted: &str) -> bool {
     let (head, last) = match dotted.rsplit_once('.') {
@@ -119,6 +146,7 @@ struct Scanner<'a> {
     src: &'a [u8],
     out: PySymbols,
     pending: Vec<String>,
+    pending_repr: Option<String>,
     open_defs: Vec<usize>,
     last_logical_end: usize,
     /// Index of the first string literal of the current logical line.
@@ -151,6 +179,7 @@ pub fn scan_python(text: &str) -> PySymbols {
         src,
         out: PySymbols::default(),
         pending: Vec::new(),
+        pending_repr: None,
         open_defs: Vec::new(),
         last_logical_end: 0,
         logical_strings: 0,
@@ -360,6 +389,40 @@ impl Scanner<'_> {
                 .filter(|c| *c != ' ')
                 .collect();
             self.pending.push(name);
+            if let Some(r) = repr_argument(rest) {
+                self.pending_repr = Some(r);
+            }
+            return;
+        }
+        if let Some(rest) = text
+            .strip_prefix("class")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        {
+            let rest = rest.trim_start();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let after = rest[name.len()..].trim_start();
+            let bases = after
+                .strip_prefix('(')
+                .and_then(|b| b.rfind(')').map(|e| &b[..e]))
+                .map(|b| {
+                    b.split(',')
+                        .map(|x| x.trim().to_owned())
+                        .filter(|x| !x.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !name.is_empty() {
+                self.out.classes.push(PyClass {
+                    name,
+                    line: logical.line,
+                    bases,
+                });
+            }
+            self.pending.clear();
+            self.pending_repr = None;
             return;
         }
         let def_rest = text
@@ -377,6 +440,7 @@ impl Scanner<'_> {
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             let decorators = std::mem::take(&mut self.pending);
+            let repr = self.pending_repr.take();
             if !name.is_empty() {
                 let triton = decorators.iter().any(|d| is_triton_decorator(d));
                 let flydsl = decorators.iter().any(|d| is_flydsl_decorator(d));
@@ -388,12 +452,14 @@ impl Scanner<'_> {
                     decorators,
                     triton,
                     flydsl,
+                    repr,
                 });
                 self.open_defs.push(self.out.defs.len() - 1);
             }
             return;
         }
         self.pending.clear();
+        self.pending_repr = None;
         if logical.indent == 0
             && let Some(name) = assignment_target(&logical.code)
         {
@@ -403,6 +469,34 @@ impl Scanner<'_> {
             });
         }
     }
+}
+
+/// The `repr=` keyword argument of a decorator call: its expression up to
+/// the next top-level `,` or `)`; `lambda` for a lambda.
+fn repr_argument(decorator: &str) -> Option<String> {
+    let b = decorator.as_bytes();
+    let mut from = 0;
+    while let Some(p) = decorator[from..].find("repr") {
+        let at = from + p;
+        from = at + 4;
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let rest = decorator[at + 4..].trim_start();
+        let Some(expr) = rest.strip_prefix('=').filter(|r| !r.starts_with('=')) else {
+            continue;
+        };
+        let expr = expr.trim_start();
+        if expr.starts_with("lambda") {
+            return Some("lambda".to_owned());
+        }
+        let name: String = expr
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        return (!name.is_empty()).then_some(name);
+    }
+    None
 }
 
 /// `name = …` or `name: T = …` at the start of a logical line; `==` is a

@@ -276,3 +276,41 @@ fn r2i_a_cxx_names_trailing_underscore_is_kept() {
         Expect::Found(Confidence::Definition, "beta/b/kern.cu"),
     );
 }
+
+// Rule 2e: Triton `repr=` names.
+
+#[test]
+fn r2e_a_suffixed_name_is_the_repr_def_not_a_plain_jit_twin() {
+    check(
+        "2e_triton_repr",
+        "repr_keys",
+        "_topk_kernel_M_64_K_8_BLOCK_128",
+        Expect::Found(Confidence::Definition, "alpha/ops/topk.py"),
+    );
+}
+
+#[test]
+fn r2e_a_bare_name_is_never_the_def_whose_repr_always_suffixes() {
+    check(
+        "2e_triton_repr",
+        "repr_keys",
+        "_topk_kernel",
+        Expect::Found(Confidence::Definition, "beta/ops/topk_kernel.py"),
+    );
+}
+
+#[test]
+fn r2e_the_key_list_picks_between_same_named_repr_defs() {
+    check(
+        "2e_triton_repr",
+        "key_list",
+        "_mm_kernel_SPLIT_K_4",
+        Expect::Found(Confidence::Definition, "beta/k/mm_split.py"),
+    );
+    check(
+        "2e_triton_repr",
+        "key_list",
+        "_mm_kernel_BLOCK_M_64_BLOCK_N_32",
+        Expect::Found(Confidence::Definition, "alpha/k/mm_tiles.py"),
+    );
+}
