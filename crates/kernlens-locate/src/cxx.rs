@@ -357,38 +357,31 @@ pub(crate) fn namespace_scopes(blanked: &[u8]) -> Vec<NamespaceScope> {
     out
 }
 
-/// The names of `namespace a::b` (or `inline namespace a`, or an anonymous
-/// `namespace`) right before a `{`; `None` when the brace opens anything else.
+/// The names of `namespace a::b` (or `inline namespace a`, `namespace a::
+/// b`, or an anonymous `namespace`) right before a `{`; `None` when the brace
+/// opens anything else.
 fn namespace_head(before: &[u8]) -> Option<Vec<String>> {
-    let mut j = before.len();
-    while j > 0 && before[j - 1].is_ascii_whitespace() {
-        j -= 1;
-    }
-    let mut k = j;
-    while k > 0 && (is_ident_byte(before[k - 1]) || before[k - 1] == b':') {
+    // The run of identifiers, `:` and whitespace that ends at the brace.
+    let mut k = before.len();
+    while k > 0
+        && (is_ident_byte(before[k - 1])
+            || before[k - 1] == b':'
+            || before[k - 1].is_ascii_whitespace())
+    {
         k -= 1;
     }
-    let tail = &before[k..j];
-    if tail == b"namespace" {
-        return (k == 0 || !is_ident_byte(before[k - 1])).then(Vec::new);
-    }
-    let mut m = k;
-    while m > 0 && before[m - 1].is_ascii_whitespace() {
-        m -= 1;
-    }
-    if m == k || !before[..m].ends_with(b"namespace") {
-        return None;
-    }
-    let kw = m - b"namespace".len();
-    if kw > 0 && is_ident_byte(before[kw - 1]) {
-        return None;
-    }
-    let names: Vec<String> = String::from_utf8_lossy(tail)
+    let run = &before[k..];
+    let at = whole_word_offsets(run, b"namespace").pop()?;
+    let names: Vec<String> = String::from_utf8_lossy(&run[at + b"namespace".len()..])
         .split("::")
+        .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect();
-    Some(names)
+    names
+        .iter()
+        .all(|n| n.bytes().all(is_ident_byte))
+        .then_some(names)
 }
 
 /// The namespaces enclosing `offset`, outermost first (an anonymous one as
@@ -430,4 +423,23 @@ pub(crate) const ANONYMOUS_NAMESPACE: &str = "(anonymous namespace)";
 /// global `k`.
 pub(crate) fn scope_matches(def_scope: &[String], qualifiers: &[String]) -> bool {
     def_scope == qualifiers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope_of(src: &str, word: &str) -> Vec<String> {
+        let b = blank_comments(src.as_bytes());
+        let o = whole_word_offsets(&b, word.as_bytes())[0];
+        scope_at(&namespace_scopes(&b), &b, o)
+    }
+
+    #[test]
+    fn namespace_scopes_read_nested_spaced_anonymous_and_written_qualifiers() {
+        let src = "namespace at:: native {\nnamespace { // helpers\nvoid k() {}\n}\n}\nvoid x::y::w() {}\nstruct S { void m() {} };\n";
+        assert_eq!(scope_of(src, "k"), ["at", "native", ANONYMOUS_NAMESPACE]);
+        assert_eq!(scope_of(src, "w"), ["x", "y"]);
+        assert!(scope_of(src, "m").is_empty());
+    }
 }
