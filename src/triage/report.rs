@@ -6,6 +6,7 @@ use kernlens_gate::{GateReport, RewriteVerdict};
 use kernlens_ident::Category;
 use kernlens_locate::{
     Confidence, LocateResult, MENTION_ONLY, Method, RootWarning, SearchRoot, SourceKind,
+    TRAMPOLINE_UNBOUND,
 };
 use kernlens_trace::{Analysis, SUMMARY_SCHEMA};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
@@ -105,7 +106,8 @@ pub struct GroupSource {
 /// or launched it); otherwise locate's reason (`mention_only`,
 /// `launcher_unconfirmed`), or `no_match`.
 pub fn not_found_reason(result: &LocateResult) -> String {
-    let unproven = |r: &str| r == "launcher_unconfirmed" || r == MENTION_ONLY;
+    let unproven =
+        |r: &str| r == "launcher_unconfirmed" || r == MENTION_ONLY || r == TRAMPOLINE_UNBOUND;
     match (&result.reason, result.kind) {
         (Some(reason), _) if !unproven(reason) => reason.clone(),
         (_, SourceKind::VendorBinary) => "vendor_binary".to_owned(),

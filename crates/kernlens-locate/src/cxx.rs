@@ -425,6 +425,123 @@ pub(crate) fn scope_matches(def_scope: &[String], qualifiers: &[String]) -> bool
     def_scope == qualifiers
 }
 
+/// Statements a generic trampoline's body may hold.
+const MAX_TRAMPOLINE_STATEMENTS: usize = 8;
+
+/// The template parameters of the `template <…>` head right before the
+/// definition at `o` (not crossing a `;` or `}`): each as (is a type, name).
+fn template_params(text: &[u8], o: usize) -> Vec<(bool, String)> {
+    let from = o.saturating_sub(GLOBAL_WINDOW);
+    let window = &text[from..o];
+    let Some(t) = whole_word_offsets(window, b"template").pop() else {
+        return Vec::new();
+    };
+    if window[t..].iter().any(|&b| b == b';' || b == b'}') {
+        return Vec::new();
+    }
+    let open = skip_ws(text, from + t + b"template".len());
+    if text.get(open) != Some(&b'<') {
+        return Vec::new();
+    }
+    let Some(close) = match_group(text, open, b'<', b'>') else {
+        return Vec::new();
+    };
+    let inner = String::from_utf8_lossy(&text[open + 1..close - 1]).into_owned();
+    let mut params = Vec::new();
+    let mut depth = 0usize;
+    let mut cur = String::new();
+    for c in inner.chars().chain(std::iter::once(',')) {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                let p = cur.split('=').next().unwrap_or("").trim().to_owned();
+                let is_type = p.starts_with("typename") || p.starts_with("class");
+                let name: String = p
+                    .rsplit(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                    .next()
+                    .unwrap_or("")
+                    .to_owned();
+                params.push((is_type, name));
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    params
+}
+
+/// Rule 2h: when the definition at `o` is a generic trampoline (a short body
+/// that only constructs or invokes one of its template *type* parameters:
+/// `K{}(a…)`, `K op; op(…)`, `K::invoke(…)`), the index of that parameter in
+/// the template head. Calling a *value* functor parameter (`f(x)` for
+/// `func_t f`) is an ordinary kernel.
+pub(crate) fn trampoline_param(text: &[u8], o: usize, len: usize) -> Option<usize> {
+    let after_params = params_after_name(text, o + len)?;
+    let mut i = skip_ws(text, after_params);
+    while i < text.len() && text[i] != b'{' && text[i] != b';' {
+        i += 1;
+    }
+    let close = match_group(text, i, b'{', b'}')?;
+    let body = &text[i + 1..close - 1];
+    if body.iter().filter(|&&b| b == b';').count() > MAX_TRAMPOLINE_STATEMENTS {
+        return None;
+    }
+    let params = template_params(text, o);
+    params
+        .iter()
+        .position(|(is_type, p)| *is_type && !p.is_empty() && invokes_type(body, p.as_bytes()))
+}
+
+/// `P{}(`, `P()(`, `P::name(`, or `P var;` then `var(` in `body`.
+fn invokes_type(body: &[u8], p: &[u8]) -> bool {
+    whole_word_offsets(body, p).into_iter().any(|at| {
+        let j = skip_ws(body, at + p.len());
+        let rest = &body[j.min(body.len())..];
+        if rest.starts_with(b"{}") || rest.starts_with(b"()") {
+            return body.get(skip_ws(body, j + 2)) == Some(&b'(');
+        }
+        if rest.starts_with(b"::") {
+            let k = j + 2;
+            let mut e = k;
+            while e < body.len() && is_ident_byte(body[e]) {
+                e += 1;
+            }
+            return e > k && body.get(skip_ws(body, e)) == Some(&b'(');
+        }
+        // `P var;` (or `P var{…};`) then `var(`.
+        let mut e = j;
+        while e < body.len() && is_ident_byte(body[e]) {
+            e += 1;
+        }
+        if e == j {
+            return false;
+        }
+        let var = &body[j..e];
+        whole_word_offsets(&body[e..], var)
+            .into_iter()
+            .any(|v| body.get(skip_ws(body, e + v + var.len())) == Some(&b'('))
+    })
+}
+
+/// Whether `name` is defined as a class at some whole-word occurrence in
+/// `text`: `struct name` / `class name` followed by `{`, `:`, `<` or `final`.
+pub(crate) fn class_definition(text: &[u8], name: &str) -> Option<usize> {
+    whole_word_offsets(text, name.as_bytes())
+        .into_iter()
+        .find(|&o| {
+            let head = &text[..o];
+            let trimmed = head.trim_ascii_end();
+            let keyword = trimmed.ends_with(b"struct") || trimmed.ends_with(b"class");
+            let j = skip_ws(text, o + name.len());
+            let follows = matches!(text.get(j), Some(b'{' | b':' | b'<'))
+                || text[j.min(text.len())..].starts_with(b"final");
+            keyword && follows && text.get(j..j + 2) != Some(b"::")
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,5 +558,32 @@ mod tests {
         assert_eq!(scope_of(src, "k"), ["at", "native", ANONYMOUS_NAMESPACE]);
         assert_eq!(scope_of(src, "w"), ["x", "y"]);
         assert!(scope_of(src, "m").is_empty());
+    }
+
+    fn trampoline(src: &str, word: &str) -> Option<usize> {
+        let b = blank_comments(src.as_bytes());
+        let o = whole_word_offsets(&b, word.as_bytes())[0];
+        trampoline_param(&b, o, word.len())
+    }
+
+    #[test]
+    fn a_body_that_only_invokes_a_type_parameter_is_a_trampoline() {
+        let entry = "template <int N, typename Kernel, typename... A>\n__global__ void entry(A... a) {\n  Kernel{}(a...);\n}\n";
+        assert_eq!(trampoline(entry, "entry"), Some(1));
+        let stat = "template <typename Op>\n__global__ void k2(typename Op::Params p) { Op::invoke(p); }\n";
+        assert_eq!(trampoline(stat, "k2"), Some(0));
+        let var = "template <typename Op>\nvoid k3(int p) {\n  Op op;\n  op(p);\n}\n";
+        assert_eq!(trampoline(var, "k3"), Some(0));
+        // A value functor parameter is called: an ordinary kernel.
+        let value = "template <typename func_t>\n__global__ void k4(int n, func_t f) { f(n); }\n";
+        assert_eq!(trampoline(value, "k4"), None);
+    }
+
+    #[test]
+    fn class_definitions_are_struct_or_class_heads() {
+        let src = b"struct Fwd;\nstruct Fwd : Base {};\nclass Other final {};\n";
+        assert_eq!(class_definition(src, "Fwd"), Some(19));
+        assert!(class_definition(src, "Other").is_some());
+        assert!(class_definition(b"struct Fwd;\nFwd x;", "Fwd").is_none());
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cxx::{
     NamespaceScope, blank_comments, global_offsets, namespace_scopes, native_hits, scope_at,
-    scope_matches, whole_word_offsets,
+    scope_matches, trampoline_param, whole_word_offsets,
 };
 use crate::python::{PySymbols, scan_python};
 use crate::shape::NameShape;
@@ -140,6 +140,9 @@ pub(crate) struct Classified {
     pub function: Option<String>,
     /// The hit spells the keyword exactly (not its `_`-prefixed form).
     pub exact: bool,
+    /// A native generic trampoline: the index of the template type parameter
+    /// its body only constructs or invokes (rule 2h).
+    pub trampoline: Option<usize>,
 }
 
 /// What the launched name allows a definition to be (rules 2b): which
@@ -172,7 +175,11 @@ pub(crate) fn classify_hits(
     query: Query<'_>,
 ) -> Option<Classified> {
     let mut best: Option<Classified> = None;
-    let mut consider = |kind: HitKind, line: usize, function: Option<String>, exact: bool| {
+    let mut consider = |kind: HitKind,
+                        line: usize,
+                        function: Option<String>,
+                        exact: bool,
+                        trampoline: Option<usize>| {
         let better = match &best {
             None => true,
             Some(b) => {
@@ -186,6 +193,7 @@ pub(crate) fn classify_hits(
                 line,
                 function,
                 exact,
+                trampoline,
             });
         }
     };
@@ -214,10 +222,10 @@ pub(crate) fn classify_hits(
                         } else {
                             HitKind::Def
                         };
-                        consider(kind, d.line, Some(d.name.clone()), exact);
+                        consider(kind, d.line, Some(d.name.clone()), exact, None);
                     }
                     for a in s.assignments.iter().filter(|a| a.name == spelling) {
-                        consider(HitKind::Assign, a.line, Some(a.name.clone()), exact);
+                        consider(HitKind::Assign, a.line, Some(a.name.clone()), exact, None);
                     }
                 }
                 if let Some(o) = whole_word_offsets(bytes, spelling.as_bytes())
@@ -255,7 +263,14 @@ pub(crate) fn classify_hits(
                         HitKind::Cxx
                     };
                     let name = spelling.rsplit("::").next().unwrap_or(&spelling).to_owned();
-                    consider(kind, analysis.line_of(h.offset), Some(name), exact);
+                    let trampoline = trampoline_param(blanked, h.offset, spelling.len());
+                    consider(
+                        kind,
+                        analysis.line_of(h.offset),
+                        Some(name),
+                        exact,
+                        trampoline,
+                    );
                 }
             }
             #[cfg(feature = "rust-gpu")]
@@ -267,7 +282,7 @@ pub(crate) fn classify_hits(
                         HitKind::Cxx
                     };
                     if let Some(o) = crate::rust_gpu::fn_offset(bytes, &f.name) {
-                        consider(kind, analysis.line_of(o), Some(f.name.clone()), exact);
+                        consider(kind, analysis.line_of(o), Some(f.name.clone()), exact, None);
                     }
                 }
                 if let Some(&o) = whole_word_offsets(bytes, spelling.as_bytes()).first() {
@@ -290,5 +305,16 @@ pub(crate) fn classify_hits(
         line,
         function: analysis.function_at(line),
         exact: true,
+        trampoline: None,
     })
+}
+
+/// Rule 2h: the first class definition of `name` in a native hit file.
+pub(crate) fn class_definition_line(analysis: &FileAnalysis, name: &str) -> Option<usize> {
+    match &analysis.lang {
+        Lang::Native { blanked, .. } => {
+            crate::cxx::class_definition(blanked, name).map(|o| analysis.line_of(o))
+        }
+        _ => None,
+    }
 }

@@ -82,6 +82,7 @@ impl Locator {
                     line: c.line,
                     function: analysis.function_at(c.line),
                     exact: true,
+                    trampoline: None,
                 },
                 composed: Some(c),
                 function_at_site: analysis.function_at(c.line),

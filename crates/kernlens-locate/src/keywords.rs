@@ -3,7 +3,7 @@
 use kernlens_ident::{DemangledBy, RETURN_TYPE_WORDS, clean_name, is_runtime_api_name, keys};
 use serde::Serialize;
 
-use crate::shape::{NameShape, qualifiers_of, shape_of};
+use crate::shape::{NameShape, qualifiers_of, shape_of, template_args, type_head};
 
 /// Namespaces and framework words that occur everywhere in kernel trees, so
 /// searching for them alone finds nothing useful (`aiter` matches every
@@ -87,6 +87,11 @@ pub struct KeywordPlan {
     /// `(anonymous namespace)` included; `None` for other shapes and when a
     /// scope cannot be compared (a lambda or function scope).
     pub qualifiers: Option<Vec<String>>,
+    /// A C++ name's top-level template arguments, as written.
+    pub template_args: Vec<String>,
+    /// The classes those arguments name: the keywords a generic trampoline's
+    /// bound type is looked up by (rule 2h).
+    pub bound_types: Vec<String>,
 }
 
 impl KeywordPlan {
@@ -112,6 +117,8 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         refusal: None,
         shape: NameShape::Bare,
         qualifiers: None,
+        template_args: Vec::new(),
+        bound_types: Vec::new(),
     };
     if is_runtime_api_name(name) {
         plan.refusal = Some(Refusal::RuntimeApiName);
@@ -146,7 +153,8 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         }
         // A C++ identifier's trailing `_` is part of it (`k_sml_`): that
         // spelling is tried first, the stripped one after (rule 2i).
-        let whole = (plan.shape == NameShape::Cxx && base.ends_with('_')).then_some(base);
+        let whole = (plan.shape == NameShape::Cxx && base.ends_with('_') && is_identifier(base))
+            .then_some(base);
         if whole.is_some() {
             tokens.push(base.to_owned());
         }
@@ -161,6 +169,15 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
     // A mangled text no demangler read has no scope to compare.
     if plan.shape == NameShape::Cxx && !(k.mangled && k.demangled_by == DemangledBy::None) {
         plan.qualifiers = qualifiers_of(&top_level_components(&k.native));
+    }
+    if plan.shape == NameShape::Cxx {
+        let full = kernlens_ident::demangle_full(name).unwrap_or_else(|| cleaned.to_owned());
+        plan.template_args = template_args(&full, &plan.base);
+        for head in plan.template_args.iter().filter_map(|a| type_head(a)) {
+            if keep_primary(&head) && !plan.bound_types.contains(&head) {
+                plan.bound_types.push(head);
+            }
+        }
     }
     plan.primary = raw_candidates;
     // Rule 2d: no guessing for C++ or inductor names.

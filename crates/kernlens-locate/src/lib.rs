@@ -82,6 +82,7 @@ pub use launcher::{
     LauncherIndexBuilder, LauncherOptions,
 };
 pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator};
+pub use passes::TRAMPOLINE_UNBOUND;
 pub use python::{
     PyAssign, PyClass, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator,
     scan_python,

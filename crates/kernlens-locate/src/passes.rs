@@ -10,6 +10,11 @@ use crate::launcher::resolve_frame_path;
 use crate::locator::{LocateOptions, Locator};
 use crate::rank::{Ranked, why_codes};
 use crate::result::{Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method};
+use crate::shape::type_head;
+
+/// The `reason` of a name whose only definition is a generic trampoline and
+/// whose bound class is not in the tree.
+pub const TRAMPOLINE_UNBOUND: &str = "trampoline_unbound";
 
 /// Candidates reported per result.
 const MAX_CANDIDATES: usize = 5;
@@ -67,6 +72,22 @@ impl Locator {
                 }
                 let ranked = self.rank(plan, kw, method, &hits, resolved.as_deref());
                 let Some(best) = ranked.first() else { continue };
+                if let Some(param) = best
+                    .class
+                    .trampoline
+                    .filter(|_| method == Method::Definition)
+                {
+                    return self.through_trampoline(
+                        plan,
+                        kw,
+                        param,
+                        ranked,
+                        tried,
+                        launcher.as_ref(),
+                        resolved.as_deref(),
+                        kind_ctx,
+                    );
+                }
                 if proof_of(best, method).is_some() {
                     return self.render(
                         plan,
@@ -111,6 +132,59 @@ impl Locator {
         });
         let reason = report.as_ref().map(|_| "launcher_unconfirmed".to_owned());
         not_found(&plan.name, &tried, reason, report, kind)
+    }
+
+    /// Rule 2h: the best definition is a generic trampoline, so the kernel is
+    /// the class the name binds to the trampoline's type parameter. Its class
+    /// definition answers (the trampoline stays a candidate); without one the
+    /// name is not found, reason `trampoline_unbound`.
+    #[allow(clippy::too_many_arguments)]
+    fn through_trampoline(
+        &mut self,
+        plan: &KeywordPlan,
+        kw: &str,
+        param: usize,
+        trampolines: Vec<Ranked>,
+        mut tried: Vec<String>,
+        launcher: Option<&crate::launcher::Launcher>,
+        resolved: Option<&Path>,
+        kind_ctx: &KindContext,
+    ) -> LocateResult {
+        let bound = plan.template_args.get(param).and_then(|a| type_head(a));
+        let mut ranked = Vec::new();
+        if let Some(ty) = bound.as_deref() {
+            tried.push(ty.to_owned());
+            let hits = self.hits_of(ty);
+            ranked = self.rank_classes(ty, &hits, resolved);
+        }
+        let kw_used = bound.clone().filter(|_| !ranked.is_empty());
+        ranked.extend(trampolines);
+        match kw_used {
+            Some(ty) => self.render(
+                plan,
+                &ty,
+                Method::Definition,
+                &ranked,
+                tried,
+                launcher,
+                resolved,
+                kind_ctx,
+            ),
+            None => {
+                let mut r = self.render(
+                    plan,
+                    kw,
+                    Method::Mention,
+                    &ranked,
+                    tried,
+                    launcher,
+                    resolved,
+                    kind_ctx,
+                );
+                r.reason = Some(TRAMPOLINE_UNBOUND.to_owned());
+                r
+            }
+        }
     }
 
     /// The result record of one pass's ranking. A best file that proves
@@ -159,7 +233,12 @@ impl Locator {
             }
         });
         let corroborated = report.as_ref().is_some_and(|r| r.corroborated);
-        let Some(mut confidence) = proof_of(best, method) else {
+        let proof = if method == Method::Mention {
+            None
+        } else {
+            proof_of(best, method)
+        };
+        let Some(mut confidence) = proof else {
             let kind = source_kind_for(&plan.name, None, kind_ctx);
             let mut r = not_found(
                 &plan.name,

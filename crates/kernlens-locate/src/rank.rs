@@ -8,7 +8,7 @@ use kernlens_ident::SOURCE_EXTENSION_RANKS;
 
 use crate::cache::FileHit;
 use crate::compose::Composed;
-use crate::definition::{Classified, Query};
+use crate::definition::{Classified, HitKind, Query, class_definition_line};
 use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
 use crate::result::{Method, Score};
@@ -97,6 +97,70 @@ impl Locator {
                 )
         });
         out
+    }
+}
+
+impl Locator {
+    /// Rule 2h: the hit files of `ty` that define it as a class, as
+    /// ordinary definitions ranked by §8.1.
+    pub(crate) fn rank_classes(
+        &mut self,
+        ty: &str,
+        hits: &[FileHit],
+        launcher_file: Option<&Path>,
+    ) -> Vec<Ranked> {
+        let mut out = Vec::new();
+        for h in hits {
+            let Some(entry) = self.file(h.file).cloned() else {
+                continue;
+            };
+            if entry.state != FileState::Scannable {
+                continue;
+            }
+            let Some(bytes) = self.bytes_of(h.file) else {
+                continue;
+            };
+            let Some(analysis) = self.analysis_of(h.file, &bytes) else {
+                continue;
+            };
+            let Some(line) = class_definition_line(&analysis, ty) else {
+                continue;
+            };
+            let class = Classified {
+                kind: HitKind::Cxx,
+                line,
+                function: Some(ty.to_owned()),
+                exact: true,
+                trampoline: None,
+            };
+            let root_path = self
+                .roots
+                .get(entry.root)
+                .map(|r| r.path.clone())
+                .unwrap_or_default();
+            let canonical = launcher_file.and_then(|_| std::fs::canonicalize(&entry.path).ok());
+            let is_launcher = launcher_file.is_some_and(|l| canonical.as_deref() == Some(l));
+            let score = base_score(&entry.path, &root_path, entry.root, ty, &class, is_launcher);
+            out.push((
+                entry.path.clone(),
+                Ranked {
+                    file: h.file,
+                    class,
+                    score,
+                    canonical,
+                    composed: None,
+                    site_function: None,
+                },
+            ));
+        }
+        out.sort_by(|(pa, a), (pb, b)| {
+            sort_key(&a.score).cmp(&sort_key(&b.score)).then(
+                pa.as_os_str()
+                    .as_encoded_bytes()
+                    .cmp(pb.as_os_str().as_encoded_bytes()),
+            )
+        });
+        out.into_iter().map(|(_, r)| r).collect()
     }
 }
 

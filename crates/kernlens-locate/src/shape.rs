@@ -100,3 +100,53 @@ pub(crate) fn qualifiers_of(components: &[&str]) -> Option<Vec<String>> {
         .map(|c| (is_identifier(c) || *c == ANONYMOUS_NAMESPACE).then(|| (*c).to_owned()))
         .collect()
 }
+
+/// The top-level template arguments of `base` in a C++ name's full text
+/// (`void ns::k<1, ns::T<int>, float>(…)` gives `1`, `ns::T<int>`, `float`).
+pub(crate) fn template_args(full: &str, base: &str) -> Vec<String> {
+    let b = full.as_bytes();
+    let pat = format!("{base}<");
+    let mut from = 0;
+    let start = loop {
+        let Some(p) = full[from..].find(&pat) else {
+            return Vec::new();
+        };
+        let at = from + p;
+        if at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            break at + pat.len();
+        }
+        from = at + 1;
+    };
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut arg_start = start;
+    for (i, &c) in b.iter().enumerate().skip(start) {
+        match c {
+            b'<' | b'(' | b'[' | b'{' => depth += 1,
+            b'>' | b')' | b']' | b'}' if depth == 0 => {
+                out.push(full[arg_start..i].trim().to_owned());
+                return out;
+            }
+            b'>' | b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                out.push(full[arg_start..i].trim().to_owned());
+                arg_start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+/// The class a template argument names: its last `::` component before any
+/// `<`, when that is an identifier (`ck::T<int>` gives `T`; `1` gives none).
+pub(crate) fn type_head(arg: &str) -> Option<String> {
+    let arg = arg
+        .trim()
+        .trim_start_matches("const ")
+        .trim_start_matches("struct ")
+        .trim_start_matches("class ");
+    let head = arg.split('<').next()?.trim();
+    let last = head.rsplit("::").next()?.trim();
+    (is_identifier(last) && !last.bytes().all(|c| c.is_ascii_digit())).then(|| last.to_owned())
+}

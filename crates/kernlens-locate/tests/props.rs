@@ -2,8 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kernlens_locate::{
-    KindContext, LocateOptions, Locator, core_of, cores_match, keywords_for, scan_python,
-    source_kind_for,
+    KindContext, LocateOptions, Locator, NameShape, core_of, cores_match, keywords_for,
+    scan_python, source_kind_for,
 };
 use proptest::prelude::*;
 
@@ -14,7 +14,9 @@ proptest! {
         prop_assert!(plan.primary.len() <= 3);
         prop_assert!(plan.subwindows.len() <= 6);
         prop_assert!(plan.prefixes.len() <= 8);
-        prop_assert!(plan.primary.iter().all(|k| k.chars().count() >= 5 && !k.ends_with('_')));
+        // Only a C++ identifier keeps a trailing `_` (rule 2i).
+        prop_assert!(plan.primary.iter().all(|k| k.chars().count() >= 5));
+        prop_assert!(plan.primary.iter().all(|k| !k.ends_with('_') || plan.shape == NameShape::Cxx));
         prop_assert!(plan.subwindows.iter().chain(&plan.prefixes).all(|k| k.chars().count() >= 6));
         // Tried longest first.
         prop_assert!(plan.subwindows.windows(2).all(|w| w[0].len() >= w[1].len()));

@@ -314,3 +314,44 @@ fn r2e_the_key_list_picks_between_same_named_repr_defs() {
         Expect::Found(Confidence::Definition, "alpha/k/mm_tiles.py"),
     );
 }
+
+// Rule 2h: generic trampolines.
+
+#[test]
+fn r2h_a_trampoline_answers_with_the_class_bound_to_its_type_parameter() {
+    check(
+        "2h_trampoline",
+        "entry",
+        "void lib::kentry<1, lib::FwdKernel<lib::Pipe<float> >, int>(int)",
+        Expect::Found(Confidence::Definition, "beta/include/fwd_kernel.hpp"),
+    );
+}
+
+#[test]
+fn r2h_a_trampoline_whose_bound_class_is_absent_is_not_found() {
+    check(
+        "2h_trampoline",
+        "entry",
+        "void lib::kentry<1, lib::BwdKernel<float>, int>(int)",
+        Expect::NotFound,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&case_dir("2h_trampoline", "entry"), dir.path());
+    let mut l = Locator::builder().root(dir.path()).build().unwrap();
+    let r = l.locate(
+        "void lib::kentry<1, lib::BwdKernel<float>, int>(int)",
+        &LocateOptions::default(),
+    );
+    assert_eq!(r.reason.as_deref(), Some("trampoline_unbound"));
+    assert!(r.candidates[0].path.ends_with("alpha/include/entry.hpp"));
+}
+
+#[test]
+fn r2h_a_kernel_calling_a_value_functor_is_not_a_trampoline() {
+    check(
+        "2h_trampoline",
+        "entry",
+        "void lib::apply_kernel<lib::AddOp>(int, lib::AddOp)",
+        Expect::Found(Confidence::Definition, "alpha/include/entry.hpp"),
+    );
+}
