@@ -22,6 +22,8 @@ pub enum HitKind {
     TritonJit,
     /// A `def` decorated with a FlyDSL decorator.
     Flyc,
+    /// A Python `class` statement (a CuTe-DSL kernel class, rule 2f).
+    Class,
     /// A `__global__` kernel definition.
     CudaGlobal,
     /// A Rust GPU kernel (`#[cube(launch)]`, `#[kernel]`, rust-gpu entry point).
@@ -42,6 +44,7 @@ impl HitKind {
         match self {
             HitKind::TritonJit => "definition:triton_jit",
             HitKind::Flyc => "definition:flyc",
+            HitKind::Class => "definition:class",
             HitKind::CudaGlobal => "definition:cuda_global",
             HitKind::RustKernel => "definition:rust_kernel",
             HitKind::Def => "definition:def",
@@ -55,7 +58,7 @@ impl HitKind {
     pub fn strength(self) -> u8 {
         match self {
             HitKind::TritonJit | HitKind::Flyc | HitKind::CudaGlobal | HitKind::RustKernel => 2,
-            HitKind::Def | HitKind::Assign | HitKind::Cxx => 1,
+            HitKind::Def | HitKind::Assign | HitKind::Cxx | HitKind::Class => 1,
             HitKind::Mention => 0,
         }
     }
@@ -207,7 +210,11 @@ pub(crate) fn classify_hits(
         let exact = spelling == kw;
         match &analysis.lang {
             Lang::Python(s) => {
-                if query.shape.python_may_define() {
+                if query.shape.class_defined() {
+                    for c in s.classes.iter().filter(|c| c.name == spelling) {
+                        consider(HitKind::Class, c.line, Some(c.name.clone()), exact, None);
+                    }
+                } else if query.shape.python_may_define() {
                     // A def whose repr always appends `_KEY_value` pairs is
                     // never launched under its bare name (rule 2e).
                     for d in s

@@ -3,7 +3,7 @@
 use kernlens_ident::{DemangledBy, RETURN_TYPE_WORDS, clean_name, is_runtime_api_name, keys};
 use serde::Serialize;
 
-use crate::shape::{NameShape, qualifiers_of, shape_of, template_args, type_head};
+use crate::shape::{NameShape, cute_symbol, qualifiers_of, shape_of, template_args, type_head};
 
 /// Namespaces and framework words that occur everywhere in kernel trees, so
 /// searching for them alone finds nothing useful (`aiter` matches every
@@ -92,6 +92,9 @@ pub struct KeywordPlan {
     /// The classes those arguments name: the keywords a generic trampoline's
     /// bound type is looked up by (rule 2h).
     pub bound_types: Vec<String>,
+    /// A CuTe-DSL symbol's method-and-module text (rule 2f): a file whose
+    /// module path, dots dropped, ends it is preferred.
+    pub module_text: Option<String>,
 }
 
 impl KeywordPlan {
@@ -119,6 +122,7 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         qualifiers: None,
         template_args: Vec::new(),
         bound_types: Vec::new(),
+        module_text: None,
     };
     if is_runtime_api_name(name) {
         plan.refusal = Some(Refusal::RuntimeApiName);
@@ -180,6 +184,11 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         }
     }
     plan.primary = raw_candidates;
+    if let Some((class, module)) = cute_symbol(&plan.base) {
+        plan.shape = NameShape::CuteDsl;
+        plan.primary = filter_tokens(vec![class], None);
+        plan.module_text = Some(module);
+    }
     // Rule 2d: no guessing for C++ or inductor names.
     if plan.shape.allows_guessing() {
         plan.subwindows = subwindows(&plan.base);

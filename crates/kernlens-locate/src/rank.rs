@@ -67,6 +67,9 @@ impl Locator {
                 &facts.class,
                 is_launcher,
             );
+            if let Some(module) = plan.module_text.as_deref() {
+                score.module = module_chars(&entry.path, &root_path, module);
+            }
             if composed_name.is_some() {
                 score.composing = Some(facts.composed.is_some());
                 score.prefix_chars = Some(facts.composed.map_or(0, |c| c.literal_chars));
@@ -164,10 +167,24 @@ impl Locator {
     }
 }
 
-pub(crate) fn sort_key(s: &Score) -> (u8, u8, u8, u8, i32, u8, u8, usize, usize) {
+type SortKey = (
+    u8,
+    u8,
+    std::cmp::Reverse<usize>,
+    u8,
+    u8,
+    i32,
+    u8,
+    u8,
+    usize,
+    usize,
+);
+
+pub(crate) fn sort_key(s: &Score) -> SortKey {
     (
         s.definition,
         s.spelling,
+        std::cmp::Reverse(s.module),
         s.launcher,
         s.stem,
         s.path_kind,
@@ -241,6 +258,7 @@ pub(crate) fn base_score(
     Score {
         definition: 2 - class.kind.strength(),
         spelling: u8::from(!class.exact),
+        module: 0,
         launcher: u8::from(!is_launcher),
         stem: u8::from(!stem.contains(&kw_base)),
         path_kind,
@@ -251,6 +269,24 @@ pub(crate) fn base_score(
         composing: None,
         prefix_chars: None,
     }
+}
+
+/// Rule 2f: how many trailing characters the file's path below its root,
+/// as a module path with separators and `.py` dropped, shares with `module`
+/// (the symbol's method-and-module text); `__init__.py` stands for its package.
+fn module_chars(path: &Path, root: &Path, module: &str) -> usize {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return 0;
+    };
+    let text = path_text(rel);
+    let text = text.strip_suffix("/__init__.py").unwrap_or(&text);
+    let dotless: String = text.trim_end_matches(".py").split('/').collect();
+    dotless
+        .bytes()
+        .rev()
+        .zip(module.bytes().rev())
+        .take_while(|(a, b)| a == b)
+        .count()
 }
 
 pub(crate) fn why_codes(r: &Ranked, path: &Path, _kw: &str) -> Vec<String> {
@@ -270,6 +306,9 @@ pub(crate) fn why_codes(r: &Ranked, path: &Path, _kw: &str) -> Vec<String> {
     let (rank, ext) = extension_rank(path);
     why.push(format!("ext:{ext}({rank})"));
     why.push(format!("depth:{}", r.score.depth));
+    if r.score.module > 0 {
+        why.push(format!("module_chars:{}", r.score.module));
+    }
     if r.score.spelling == 1 {
         why.push("spelling:underscore_prefixed".to_owned());
     }

@@ -77,6 +77,10 @@ pub struct Score {
     pub definition: u8,
     /// 0 when the hit spells the keyword exactly, 1 for its `_`-prefixed form.
     pub spelling: u8,
+    /// Characters of a CuTe-DSL symbol's module text that the file's module
+    /// path (dots dropped) ends with (rule 2f; more is better, 0 for other
+    /// names).
+    pub module: usize,
     /// 0 when the file is the resolved launcher file.
     pub launcher: u8,
     /// 0 when the keyword occurs in the file stem.

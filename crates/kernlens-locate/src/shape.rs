@@ -23,12 +23,20 @@ pub enum NameShape {
     /// A `::`-qualified name with no parameter list or template arguments
     /// (a profiler wrapper, a class-scoped method): either language.
     Qualified,
+    /// A CuTe-DSL symbol (`kernel_cutlass_<method>_<module><Class>_object_at_…`):
+    /// defined only by a Python `class` statement (rule 2f).
+    CuteDsl,
 }
 
 impl NameShape {
     /// Whether a definition in a Python file can be this name's.
     pub fn python_may_define(self) -> bool {
         self != NameShape::Cxx
+    }
+
+    /// Whether only `class` statements can define this name.
+    pub fn class_defined(self) -> bool {
+        self == NameShape::CuteDsl
     }
 
     /// Whether a definition in a native file can be this name's.
@@ -149,4 +157,22 @@ pub(crate) fn type_head(arg: &str) -> Option<String> {
     let head = arg.split('<').next()?.trim();
     let last = head.rsplit("::").next()?.trim();
     (is_identifier(last) && !last.bytes().all(|c| c.is_ascii_digit())).then(|| last.to_owned())
+}
+
+/// CuTe-DSL's symbol marker and the separator before the argument layout.
+const CUTE_PREFIX: &str = "kernel_cutlass_";
+const CUTE_OBJECT: &str = "_object_at_";
+
+/// Rule 2f: a CuTe-DSL symbol's class name and the text before it (the
+/// kernel method, `_`, and the module path without dots).
+/// `kernel_cutlass_kernel_pkgmodK_object_at_…` with class `K` gives
+/// (`K`, `kernel_pkgmod`). The class is the trailing run of the part before
+/// `_object_at_` that starts with an upper-case letter after the last `_`.
+pub(crate) fn cute_symbol(base: &str) -> Option<(String, String)> {
+    let rest = base.strip_prefix(CUTE_PREFIX)?;
+    let head = &rest[..rest.find(CUTE_OBJECT)?];
+    let last = head.rfind('_').map_or(0, |p| p + 1);
+    let class_at = last + head[last..].find(|c: char| c.is_ascii_uppercase())?;
+    let class = &head[class_at..];
+    is_identifier(class).then(|| (class.to_owned(), head[..class_at].to_owned()))
 }

@@ -355,3 +355,27 @@ fn r2h_a_kernel_calling_a_value_functor_is_not_a_trampoline() {
         Expect::Found(Confidence::Definition, "alpha/include/entry.hpp"),
     );
 }
+
+// Rule 2f: CuTe-DSL symbols.
+
+#[test]
+fn r2f_a_cute_symbol_is_its_class_in_the_module_its_text_names() {
+    // The module text ends `pkgnormkernelsrmsnorm`: beta's copy, not alpha's
+    // older module, its lazy re-export or the C++ struct of the same name.
+    check(
+        "2f_cute_dsl",
+        "class_and_module",
+        "kernel_cutlass_kernel_pkgnormkernelsrmsnormRMSNormKernel_object_at__tensor000o11101213_0",
+        Expect::Found(Confidence::Definition, "beta/pkg/norm/kernels/rmsnorm.py"),
+    );
+}
+
+#[test]
+fn r2f_a_subclass_inheriting_the_kernel_method_is_the_answer() {
+    check(
+        "2f_cute_dsl",
+        "inherited",
+        "kernel_cutlass_kernel_pkgattnfwd_sm120AttnFwdSm120_object_at__tensor000o1110_0",
+        Expect::Found(Confidence::Definition, "beta/pkg/attn/fwd_sm120.py"),
+    );
+}
