@@ -473,6 +473,21 @@ fn template_params(text: &[u8], o: usize) -> Vec<(bool, String)> {
     params
 }
 
+/// Whether the definition at `o` has a `template <…>` head (an explicit
+/// specialisation's `template <>` included).
+pub(crate) fn has_template_head(text: &[u8], o: usize) -> bool {
+    let from = o.saturating_sub(GLOBAL_WINDOW);
+    let window = &text[from..o];
+    whole_word_offsets(window, b"template")
+        .pop()
+        .is_some_and(|t| {
+            !window[t..]
+                .iter()
+                .any(|&b| b == b';' || b == b'}' || b == b'{')
+                && text.get(skip_ws(text, from + t + b"template".len())) == Some(&b'<')
+        })
+}
+
 /// Rule 2h: when the definition at `o` is a generic trampoline (a short body
 /// that only constructs or invokes one of its template *type* parameters:
 /// `K{}(a…)`, `K op; op(…)`, `K::invoke(…)`), the index of that parameter in

@@ -6,8 +6,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::cxx::{
-    NamespaceScope, blank_comments, global_offsets, namespace_scopes, native_hits, scope_at,
-    scope_matches, trampoline_param, whole_word_offsets,
+    NamespaceScope, blank_comments, global_offsets, has_template_head, namespace_scopes,
+    native_hits, scope_at, scope_matches, trampoline_param, whole_word_offsets,
 };
 use crate::python::{PySymbols, scan_python};
 use crate::shape::NameShape;
@@ -154,6 +154,7 @@ pub(crate) struct Classified {
 pub(crate) struct Query<'a> {
     pub shape: NameShape,
     pub qualifiers: Option<&'a [String]>,
+    pub template_instance: Option<bool>,
 }
 
 /// The spellings a keyword is tried as: `kw`, and `_kw` when `kw` does not
@@ -254,6 +255,11 @@ pub(crate) fn classify_hits(
                 if !query.shape.native_may_define() {
                     continue;
                 }
+                let templated = |o: usize| {
+                    query
+                        .template_instance
+                        .is_none_or(|t| t == has_template_head(blanked, o))
+                };
                 let in_scope = |o: usize| {
                     query
                         .qualifiers
@@ -261,7 +267,7 @@ pub(crate) fn classify_hits(
                 };
                 let best_hit = hits
                     .iter()
-                    .filter(|h| h.strength > 0 && in_scope(h.offset))
+                    .filter(|h| h.strength > 0 && in_scope(h.offset) && templated(h.offset))
                     .max_by_key(|h| (h.strength, std::cmp::Reverse(h.offset)));
                 if let Some(h) = best_hit {
                     let kind = if h.strength == 2 {

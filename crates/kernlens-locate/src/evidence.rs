@@ -7,7 +7,6 @@ use crate::locator::Locator;
 use crate::python::PySymbols;
 use crate::rank::Ranked;
 use crate::result::{Confidence, Method};
-use crate::shape::NameShape;
 use crate::triton_repr::repr_match;
 
 /// A composed template must spell out at least this many characters.
@@ -24,14 +23,12 @@ pub(crate) struct Facts {
 }
 
 /// The part of a name that decides what its facts are, as a cache key.
-pub(crate) fn query_key(
-    shape: NameShape,
-    qualifiers: Option<&[String]>,
-    composed: Option<&str>,
-) -> String {
+pub(crate) fn query_key(query: Query<'_>, composed: Option<&str>) -> String {
     format!(
-        "{shape:?}|{}|{}",
-        qualifiers.map_or("?".to_owned(), |q| q.join("::")),
+        "{:?}|{}|{:?}|{}",
+        query.shape,
+        query.qualifiers.map_or("?".to_owned(), |q| q.join("::")),
+        query.template_instance,
         composed.unwrap_or("")
     )
 }
@@ -47,11 +44,7 @@ impl Locator {
         query: Query<'_>,
         composed_name: Option<&str>,
     ) -> Option<Facts> {
-        let key = (
-            id,
-            kw.to_owned(),
-            query_key(query.shape, query.qualifiers, composed_name),
-        );
+        let key = (id, kw.to_owned(), query_key(query, composed_name));
         if let Some(f) = self.cache.facts.get(&key) {
             return f.clone();
         }

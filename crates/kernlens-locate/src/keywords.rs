@@ -95,6 +95,10 @@ pub struct KeywordPlan {
     /// A CuTe-DSL symbol's method-and-module text (rule 2f): a file whose
     /// module path, dots dropped, ends it is preferred.
     pub module_text: Option<String>,
+    /// For a demangled C++ name: whether it is a template instance (it
+    /// prints template arguments). Only a `template` definition can be one,
+    /// and only a non-template definition can be a name without them.
+    pub template_instance: Option<bool>,
 }
 
 impl KeywordPlan {
@@ -123,6 +127,7 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         template_args: Vec::new(),
         bound_types: Vec::new(),
         module_text: None,
+        template_instance: None,
     };
     if is_runtime_api_name(name) {
         plan.refusal = Some(Refusal::RuntimeApiName);
@@ -177,6 +182,9 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
     if plan.shape == NameShape::Cxx {
         let full = kernlens_ident::demangle_full(name).unwrap_or_else(|| cleaned.to_owned());
         plan.template_args = template_args(&full, &plan.base);
+        if !(k.mangled && k.demangled_by == DemangledBy::None) {
+            plan.template_instance = Some(!plan.template_args.is_empty());
+        }
         for head in plan.template_args.iter().filter_map(|a| type_head(a)) {
             if keep_primary(&head) && !plan.bound_types.contains(&head) {
                 plan.bound_types.push(head);

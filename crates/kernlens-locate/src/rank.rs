@@ -40,6 +40,7 @@ impl Locator {
         let query = Query {
             shape: plan.shape,
             qualifiers: plan.qualifiers.as_deref(),
+            template_instance: plan.template_instance,
         };
         let mut out = Vec::new();
         for h in hits {

@@ -379,3 +379,19 @@ fn r2f_a_subclass_inheriting_the_kernel_method_is_the_answer() {
         Expect::Found(Confidence::Definition, "beta/pkg/attn/fwd_sm120.py"),
     );
 }
+
+#[test]
+fn r2i_a_template_instance_needs_a_template_definition_and_the_reverse() {
+    check(
+        "2i_equal_strength",
+        "template_instance",
+        "_Z15fused_bias_geluI6__halfEvPT_PKS1_ii",
+        Expect::Found(Confidence::Definition, "beta/b/gelu.cu"),
+    );
+    check(
+        "2i_equal_strength",
+        "template_instance",
+        "fused_bias_gelu(float*, float const*, int, int, int)",
+        Expect::Found(Confidence::Definition, "alpha/a/fused_bias_gelu.cu"),
+    );
+}
