@@ -245,19 +245,166 @@ pub(crate) struct NativeHit {
     pub strength: u8,
     /// Byte offset of the name.
     pub offset: usize,
+    /// The definition has a `template <…>` head.
+    pub template_head: bool,
 }
 
 /// Every whole-word occurrence of `spelling` in comment-blanked text, each
-/// with its strength, in text order.
-pub(crate) fn native_hits(blanked: &[u8], globals: &[usize], spelling: &str) -> Vec<NativeHit> {
+/// with its strength, in text order. An argument of a kernel macro's
+/// invocation in the macro's name position is a kernel definition (rule 2g).
+pub(crate) fn native_hits(
+    blanked: &[u8],
+    globals: &[usize],
+    macros: &[KernelMacro],
+    spelling: &str,
+) -> Vec<NativeHit> {
     let word = spelling.as_bytes();
     whole_word_offsets(blanked, word)
         .into_iter()
-        .map(|o| NativeHit {
-            strength: strength_at(blanked, globals, o, word.len()),
-            offset: o,
+        .map(|o| {
+            let strength = strength_at(blanked, globals, o, word.len());
+            if strength == 0
+                && let Some(m) = macro_invocation(blanked, macros, o, word.len())
+            {
+                return NativeHit {
+                    strength: 2,
+                    offset: o,
+                    template_head: m.templated,
+                };
+            }
+            NativeHit {
+                strength,
+                offset: o,
+                template_head: has_template_head(blanked, o),
+            }
         })
         .collect()
+}
+
+/// A function-like `#define` whose body defines a `__global__` function
+/// named by one of its parameters (rule 2g).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KernelMacro {
+    pub name: String,
+    /// Index of the parameter that names the kernel.
+    pub param: usize,
+    /// The body puts a `template <…>` head before `__global__`.
+    pub templated: bool,
+}
+
+/// Every kernel macro of comment-blanked text.
+pub(crate) fn kernel_macros(blanked: &[u8]) -> Vec<KernelMacro> {
+    let mut out = Vec::new();
+    for d in whole_word_offsets(blanked, b"define") {
+        let line_start = blanked[..d]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        let head = blanked[line_start..d].trim_ascii();
+        if head != b"#" {
+            continue;
+        }
+        let n0 = skip_ws(blanked, d + b"define".len());
+        let mut n1 = n0;
+        while n1 < blanked.len() && is_ident_byte(blanked[n1]) {
+            n1 += 1;
+        }
+        // Function-like: `(` right after the name.
+        if n1 == n0 || blanked.get(n1) != Some(&b'(') {
+            continue;
+        }
+        let Some(close) = blanked[n1..]
+            .iter()
+            .position(|&b| b == b')')
+            .map(|p| n1 + p)
+        else {
+            continue;
+        };
+        let params: Vec<&[u8]> = blanked[n1 + 1..close]
+            .split(|&b| b == b',')
+            .map(<[u8]>::trim_ascii)
+            .collect();
+        // The body runs to the first newline not escaped by `\`.
+        let mut end = close;
+        while end < blanked.len() {
+            if blanked[end] == b'\n' && (end == 0 || blanked[end - 1] != b'\\') {
+                break;
+            }
+            end += 1;
+        }
+        let body = &blanked[close + 1..end];
+        let Some(g) = whole_word_offsets(body, b"__global__").first().copied() else {
+            continue;
+        };
+        let after = &body[g..];
+        let param = params.iter().position(|p| {
+            !p.is_empty()
+                && whole_word_offsets(after, p)
+                    .into_iter()
+                    .any(|o| matches!(after.get(skip_ws(after, o + p.len())), Some(b'(' | b'<')))
+        });
+        if let Some(param) = param {
+            out.push(KernelMacro {
+                name: String::from_utf8_lossy(&blanked[n0..n1]).into_owned(),
+                param,
+                templated: !whole_word_offsets(&body[..g], b"template").is_empty(),
+            });
+        }
+    }
+    out
+}
+
+/// The kernel macro whose invocation has the word at `o` as its whole
+/// kernel-name argument.
+fn macro_invocation<'m>(
+    text: &[u8],
+    macros: &'m [KernelMacro],
+    o: usize,
+    len: usize,
+) -> Option<&'m KernelMacro> {
+    if macros.is_empty() {
+        return None;
+    }
+    // Back to the unmatched `(`, counting top-level commas.
+    let mut depth = 0usize;
+    let mut commas = 0usize;
+    let mut i = o;
+    let open = loop {
+        if i == 0 {
+            return None;
+        }
+        i -= 1;
+        match text[i] {
+            b')' | b']' | b'>' => depth += 1,
+            b'(' if depth == 0 => break i,
+            b'(' | b'[' | b'<' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => commas += 1,
+            b';' | b'{' | b'}' => return None,
+            _ => {}
+        }
+    };
+    let arg_start = text[open + 1..o]
+        .iter()
+        .rposition(|&b| b == b',')
+        .map_or(open + 1, |p| open + 2 + p);
+    let after = skip_ws(text, o + len);
+    if !text[arg_start..o].iter().all(u8::is_ascii_whitespace)
+        || !matches!(text.get(after), Some(b',' | b')'))
+    {
+        return None;
+    }
+    let mut s = open;
+    while s > 0 && text[s - 1].is_ascii_whitespace() {
+        s -= 1;
+    }
+    let e = s;
+    while s > 0 && is_ident_byte(text[s - 1]) {
+        s -= 1;
+    }
+    let name = &text[s..e];
+    macros
+        .iter()
+        .find(|m| m.name.as_bytes() == name && m.param == commas)
 }
 
 fn strength_at(text: &[u8], globals: &[usize], o: usize, len: usize) -> u8 {

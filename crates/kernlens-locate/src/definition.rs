@@ -6,8 +6,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::cxx::{
-    NamespaceScope, blank_comments, global_offsets, has_template_head, namespace_scopes,
-    native_hits, scope_at, scope_matches, trampoline_param, whole_word_offsets,
+    KernelMacro, NamespaceScope, NativeHit, blank_comments, global_offsets, kernel_macros,
+    namespace_scopes, native_hits, scope_at, scope_matches, trampoline_param, whole_word_offsets,
 };
 use crate::python::{PySymbols, scan_python};
 use crate::shape::NameShape;
@@ -76,6 +76,7 @@ pub(crate) enum Lang {
         blanked: Vec<u8>,
         globals: Vec<usize>,
         namespaces: Vec<NamespaceScope>,
+        macros: Vec<KernelMacro>,
     },
     #[cfg(feature = "rust-gpu")]
     Rust(Vec<crate::rust_gpu::RustFn>),
@@ -99,10 +100,12 @@ impl FileAnalysis {
                 let blanked = blank_comments(bytes);
                 let globals = global_offsets(&blanked);
                 let namespaces = namespace_scopes(&blanked);
+                let macros = kernel_macros(&blanked);
                 Lang::Native {
                     blanked,
                     globals,
                     namespaces,
+                    macros,
                 }
             }
             _ => Lang::Other,
@@ -247,19 +250,17 @@ pub(crate) fn classify_hits(
                 blanked,
                 globals,
                 namespaces,
+                macros,
             } => {
-                let hits = native_hits(blanked, globals, &spelling);
+                let hits = native_hits(blanked, globals, macros, &spelling);
                 if let Some(h) = hits.first() {
                     mention_at(h.offset);
                 }
                 if !query.shape.native_may_define() {
                     continue;
                 }
-                let templated = |o: usize| {
-                    query
-                        .template_instance
-                        .is_none_or(|t| t == has_template_head(blanked, o))
-                };
+                let templated =
+                    |h: &NativeHit| query.template_instance.is_none_or(|t| t == h.template_head);
                 let in_scope = |o: usize| {
                     query
                         .qualifiers
@@ -267,7 +268,7 @@ pub(crate) fn classify_hits(
                 };
                 let best_hit = hits
                     .iter()
-                    .filter(|h| h.strength > 0 && in_scope(h.offset) && templated(h.offset))
+                    .filter(|h| h.strength > 0 && in_scope(h.offset) && templated(h))
                     .max_by_key(|h| (h.strength, std::cmp::Reverse(h.offset)));
                 if let Some(h) = best_hit {
                     let kind = if h.strength == 2 {

@@ -395,3 +395,22 @@ fn r2i_a_template_instance_needs_a_template_definition_and_the_reverse() {
         Expect::Found(Confidence::Definition, "alpha/a/fused_bias_gelu.cu"),
     );
 }
+
+// Rule 2g: macro-generated kernels.
+
+#[test]
+fn r2g_a_kernel_macros_invocation_with_the_spelling_is_a_kernel_definition() {
+    check(
+        "2g_macro_kernels",
+        "define_kernel",
+        "void attn::attn_fwd_kernel<attn::Traits<64>, true>(attn::Params)",
+        Expect::Found(Confidence::Definition, "alpha/src/launch_template.h"),
+    );
+    // Its namespace still has to match.
+    check(
+        "2g_macro_kernels",
+        "define_kernel",
+        "void other::attn_fwd_kernel<other::Traits<64>, true>(other::Params)",
+        Expect::NotFound,
+    );
+}
