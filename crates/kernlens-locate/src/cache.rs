@@ -58,6 +58,21 @@ impl Cache {
 }
 
 impl Locator {
+    /// Scans for one keyword found only while ranking (a launch-site alias's
+    /// callee), adding its cost to this call's counters.
+    pub(crate) fn scan_extra(&mut self, kw: &str) {
+        if self.cache.kw_ids.contains_key(kw) {
+            return;
+        }
+        let saved = self.stats.clone();
+        self.ensure_scanned(&[kw.to_owned()]);
+        let extra = std::mem::replace(&mut self.stats, saved);
+        self.stats.patterns += 1;
+        self.stats.files_scanned += extra.files_scanned;
+        self.stats.bytes_read += extra.bytes_read;
+        self.stats.scan_ms += extra.scan_ms;
+    }
+
     /// Makes sure every keyword in `wanted` has an up-to-date hit table.
     pub(crate) fn ensure_scanned(&mut self, wanted: &[String]) {
         let counters = ScanCounters::default();

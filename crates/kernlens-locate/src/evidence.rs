@@ -120,7 +120,7 @@ fn repr_site(symbols: &PySymbols, bytes: &[u8], kw: &str, name: &str) -> Option<
         .iter()
         .filter(|d| d.triton && (d.name == kw || d.name == underscored))
         .filter_map(|d| {
-            repr_match(symbols, bytes, d, name).map(|chars| Composed {
+            repr_match(symbols, bytes, d, name, None).map(|chars| Composed {
                 line: d.line,
                 literal_chars: chars,
                 by_repr: true,

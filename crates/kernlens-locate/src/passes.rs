@@ -100,6 +100,21 @@ impl Locator {
                         kind_ctx,
                     );
                 }
+                if method == Method::Prefix {
+                    let renamed = self.rank_aliases(plan, kw, &hits, resolved.as_deref());
+                    if !renamed.is_empty() {
+                        return self.render(
+                            plan,
+                            kw,
+                            method,
+                            &renamed,
+                            tried,
+                            launcher.as_ref(),
+                            resolved.as_deref(),
+                            kind_ctx,
+                        );
+                    }
+                }
                 // Only the name's own spelling makes a mention: a sub-window's
                 // or a prefix's hits are parts of other names.
                 if mention.is_none() && method == Method::Definition {

@@ -13,6 +13,7 @@ use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
 use crate::result::{Method, Score};
 use crate::scan::FileState;
+use crate::triton_repr::{launch_aliases, repr_match};
 
 /// One ranked candidate, before rendering.
 pub(crate) struct Ranked {
@@ -105,6 +106,110 @@ impl Locator {
 }
 
 impl Locator {
+    /// Rule 2e, launch-site renames: the hit files of prefix keyword `kw`
+    /// that launch `callee[grid](…, KEY="alias")` with the keyword as the
+    /// alias make the callee's `repr=` def (renamable, composing the whole
+    /// name from the alias) the definition. The callee is scanned on demand.
+    pub(crate) fn rank_aliases(
+        &mut self,
+        plan: &KeywordPlan,
+        kw: &str,
+        hits: &[FileHit],
+        launcher_file: Option<&Path>,
+    ) -> Vec<Ranked> {
+        let mut aliases: Vec<(String, String)> = Vec::new();
+        for h in hits {
+            let Some(bytes) = self.bytes_of(h.file) else {
+                continue;
+            };
+            let Some(analysis) = self.analysis_of(h.file, &bytes) else {
+                continue;
+            };
+            if let Some(symbols) = analysis.python() {
+                for a in launch_aliases(symbols, &bytes, kw) {
+                    if !aliases.contains(&a) {
+                        aliases.push(a);
+                    }
+                }
+            }
+        }
+        let mut out: Vec<(PathBuf, Ranked)> = Vec::new();
+        for (callee, alias) in aliases {
+            self.scan_extra(&callee);
+            for h in self.hits_of(&callee) {
+                let Some(entry) = self.file(h.file).cloned() else {
+                    continue;
+                };
+                let Some(bytes) = self.bytes_of(h.file) else {
+                    continue;
+                };
+                let Some(analysis) = self.analysis_of(h.file, &bytes) else {
+                    continue;
+                };
+                let Some(symbols) = analysis.python() else {
+                    continue;
+                };
+                let best = symbols
+                    .defs
+                    .iter()
+                    .filter(|d| d.triton && d.name == callee)
+                    .filter_map(|d| {
+                        repr_match(symbols, &bytes, d, &plan.base, Some(&alias))
+                            .map(|c| (d.line, c))
+                    })
+                    .max_by_key(|&(_, c)| c);
+                let Some((line, chars)) = best else {
+                    continue;
+                };
+                let class = Classified {
+                    kind: HitKind::TritonJit,
+                    line,
+                    function: Some(callee.clone()),
+                    exact: true,
+                    trampoline: None,
+                };
+                let root_path = self
+                    .roots
+                    .get(entry.root)
+                    .map(|r| r.path.clone())
+                    .unwrap_or_default();
+                let canonical = launcher_file.and_then(|_| std::fs::canonicalize(&entry.path).ok());
+                let is_launcher = launcher_file.is_some_and(|l| canonical.as_deref() == Some(l));
+                let mut score =
+                    base_score(&entry.path, &root_path, entry.root, kw, &class, is_launcher);
+                score.composing = Some(true);
+                score.prefix_chars = Some(chars);
+                out.push((
+                    entry.path.clone(),
+                    Ranked {
+                        file: h.file,
+                        class,
+                        score,
+                        canonical,
+                        composed: Some(Composed {
+                            line,
+                            literal_chars: chars,
+                            by_repr: true,
+                        }),
+                        site_function: Some(callee.clone()),
+                    },
+                ));
+            }
+        }
+        out.sort_by(|(pa, a), (pb, b)| {
+            b.score
+                .prefix_chars
+                .cmp(&a.score.prefix_chars)
+                .then(sort_key(&a.score).cmp(&sort_key(&b.score)))
+                .then(
+                    pa.as_os_str()
+                        .as_encoded_bytes()
+                        .cmp(pb.as_os_str().as_encoded_bytes()),
+                )
+        });
+        out.into_iter().map(|(_, r)| r).collect()
+    }
+
     /// Rule 2h: the hit files of `ty` that define it as a class, as
     /// ordinary definitions ranked by §8.1.
     pub(crate) fn rank_classes(

@@ -106,15 +106,23 @@ pub(crate) fn repr_match(
     bytes: &[u8],
     def: &PyDef,
     name: &str,
+    alias: Option<&str>,
 ) -> Option<usize> {
     let var = def.repr.as_deref()?;
     let spec = spec_of(symbols, bytes, var);
     let mut bases: Vec<&str> = Vec::new();
-    if let Some(b) = spec.base.as_deref() {
-        bases.push(b);
-    }
-    if spec.base.is_none() || spec.renamable {
-        bases.push(&def.name);
+    match alias {
+        // A launch-site alias replaces the base only where the repr allows it.
+        Some(a) if spec.renamable => bases.push(a),
+        Some(_) => return None,
+        None => {
+            if let Some(b) = spec.base.as_deref() {
+                bases.push(b);
+            }
+            if spec.base.is_none() || spec.renamable {
+                bases.push(&def.name);
+            }
+        }
     }
     bases
         .iter()
@@ -141,6 +149,93 @@ pub(crate) fn repr_match(
             Some(chars)
         })
         .max()
+}
+
+/// A launch-site rename: `callee[grid](…, KEY="alias")` whose alias is a
+/// prefix keyword's spelling (`kw` or `_kw`). Returns (callee, alias).
+pub(crate) fn launch_aliases(symbols: &PySymbols, bytes: &[u8], kw: &str) -> Vec<(String, String)> {
+    let underscored = format!("_{kw}");
+    let mut out = Vec::new();
+    for s in &symbols.strings {
+        let text = &bytes[s.start..s.end];
+        if s.docstring || !(text == kw.as_bytes() || text == underscored.as_bytes()) {
+            continue;
+        }
+        // `KEY=` right before the literal (not `==`).
+        let mut i = s.start.saturating_sub(1);
+        while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+            i -= 1;
+        }
+        if i == 0
+            || bytes[i - 1] != b'='
+            || (i >= 2 && matches!(bytes[i - 2], b'=' | b'!' | b'<' | b'>'))
+        {
+            continue;
+        }
+        i -= 1;
+        while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+            i -= 1;
+        }
+        let key_end = i;
+        while i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+            i -= 1;
+        }
+        if i == key_end {
+            continue;
+        }
+        // Back to the call's unmatched `(`, then `callee[…]` before it.
+        let in_string = |j: usize| symbols.strings.iter().any(|x| x.start <= j && j < x.end);
+        let mut depth = 0usize;
+        let open = loop {
+            if i == 0 {
+                break None;
+            }
+            i -= 1;
+            if in_string(i) {
+                continue;
+            }
+            match bytes[i] {
+                b')' | b']' | b'}' => depth += 1,
+                b'(' if depth == 0 => break Some(i),
+                b'(' | b'[' | b'{' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        };
+        let Some(open) = open else { continue };
+        if open == 0 || bytes[open - 1] != b']' {
+            continue;
+        }
+        let mut j = open - 1;
+        let mut d = 0usize;
+        let bracket = loop {
+            match bytes[j] {
+                b']' => d += 1,
+                b'[' => {
+                    d -= 1;
+                    if d == 0 {
+                        break Some(j);
+                    }
+                }
+                _ => {}
+            }
+            if j == 0 {
+                break None;
+            }
+            j -= 1;
+        };
+        let Some(bracket) = bracket else { continue };
+        let mut c = bracket;
+        while c > 0 && (bytes[c - 1].is_ascii_alphanumeric() || bytes[c - 1] == b'_') {
+            c -= 1;
+        }
+        if c < bracket {
+            out.push((
+                String::from_utf8_lossy(&bytes[c..bracket]).into_owned(),
+                String::from_utf8_lossy(text).into_owned(),
+            ));
+        }
+    }
+    out
 }
 
 /// True when `def`'s repr always appends a suffix (a known, non-empty key
@@ -178,13 +273,13 @@ mod tests {
         let s = scan_python(SRC);
         let d = def_k(&s);
         assert_eq!(
-            repr_match(&s, SRC.as_bytes(), d, "_k_M_64_BLOCK_128"),
+            repr_match(&s, SRC.as_bytes(), d, "_k_M_64_BLOCK_128", None),
             Some(2 + 3 + 7)
         );
         // Drift: a key missing from the name still matches on the first.
-        assert_eq!(repr_match(&s, SRC.as_bytes(), d, "_k_M_64"), Some(5));
-        assert_eq!(repr_match(&s, SRC.as_bytes(), d, "_k_N_64"), None);
-        assert_eq!(repr_match(&s, SRC.as_bytes(), d, "_k"), None);
+        assert_eq!(repr_match(&s, SRC.as_bytes(), d, "_k_M_64", None), Some(5));
+        assert_eq!(repr_match(&s, SRC.as_bytes(), d, "_k_N_64", None), None);
+        assert_eq!(repr_match(&s, SRC.as_bytes(), d, "_k", None), None);
         assert!(always_suffixed(&s, SRC.as_bytes(), d));
     }
 }

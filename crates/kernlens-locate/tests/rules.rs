@@ -414,3 +414,13 @@ fn r2g_a_kernel_macros_invocation_with_the_spelling_is_a_kernel_definition() {
         Expect::NotFound,
     );
 }
+
+#[test]
+fn r2e_a_launch_site_alias_makes_the_callee_the_definition() {
+    check(
+        "2e_triton_repr",
+        "launch_site_rename",
+        "_gemm_bf16_reduce_kernel_BLOCK_M_32_SPLIT_4",
+        Expect::Found(Confidence::Definition, "alpha/ops/common/reduce.py"),
+    );
+}
