@@ -94,11 +94,16 @@ impl PySymbols {
             .partition_point(|&(start, _)| start <= offset)
             .checked_sub(1)
             .is_some_and(|i| offset < self.comments[i].1);
-        in_comment
-            || self
-                .strings
-                .iter()
-                .any(|s| s.docstring && s.start <= offset && offset < s.end)
+        in_comment || self.string_at(offset).is_some_and(|s| s.docstring)
+    }
+
+    /// The string literal whose text holds byte `offset` (literals are in
+    /// source order and do not overlap).
+    pub fn string_at(&self, offset: usize) -> Option<&PyString> {
+        let i = self.strings.partition_point(|s| s.start <= offset);
+        self.strings
+            .get(i.checked_sub(1)?)
+            .filter(|s| offset < s.end)
     }
 }
 

@@ -32,7 +32,7 @@ pub(crate) fn spec_of(symbols: &PySymbols, bytes: &[u8], var: &str) -> ReprSpec 
         return ReprSpec::default();
     };
     // The call's extent, skipping string literals.
-    let in_string = |i: usize| symbols.strings.iter().any(|s| s.start <= i && i < s.end);
+    let in_string = |i: usize| symbols.string_at(i).is_some();
     let mut depth = 0usize;
     let mut close = bytes.len();
     let mut list: Option<(usize, usize)> = None;
@@ -184,7 +184,7 @@ pub(crate) fn launch_aliases(symbols: &PySymbols, bytes: &[u8], kw: &str) -> Vec
             continue;
         }
         // Back to the call's unmatched `(`, then `callee[…]` before it.
-        let in_string = |j: usize| symbols.strings.iter().any(|x| x.start <= j && j < x.end);
+        let in_string = |j: usize| symbols.string_at(j).is_some();
         let mut depth = 0usize;
         let open = loop {
             if i == 0 {
