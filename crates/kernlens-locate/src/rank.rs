@@ -11,8 +11,10 @@ use crate::compose::Composed;
 use crate::definition::{Classified, HitKind, Query, class_definition_line};
 use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
+use crate::python::PySymbols;
 use crate::result::{Method, Score};
 use crate::scan::FileState;
+use crate::shape::NameShape;
 use crate::triton_repr::{launch_aliases, repr_match};
 
 /// One ranked candidate, before rendering.
@@ -85,6 +87,9 @@ impl Locator {
                 site_function: facts.function_at_site,
             });
         }
+        if plan.shape == NameShape::Inductor {
+            self.mark_benchmark_copies(kw, &mut out);
+        }
         let paths: HashMap<u32, PathBuf> = out
             .iter()
             .filter_map(|r| self.file(r.file).map(|f| (r.file, f.path.clone())))
@@ -106,6 +111,42 @@ impl Locator {
 }
 
 impl Locator {
+    /// Rule 2i, inductor caches: when a hit file's compiled-graph wrapper
+    /// embeds the kernel's source (`async_compile.triton('kw', '''…''')`),
+    /// the kernel modules whose text is not that source are benchmark copies.
+    fn mark_benchmark_copies(&mut self, kw: &str, out: &mut [Ranked]) {
+        let mut embedded: Vec<Vec<u8>> = Vec::new();
+        for r in out.iter() {
+            let Some(bytes) = self.bytes_of(r.file) else {
+                continue;
+            };
+            let Some(analysis) = self.analysis_of(r.file, &bytes) else {
+                continue;
+            };
+            if let Some(symbols) = analysis.python() {
+                embedded.extend(embedded_sources(symbols, &bytes, kw));
+            }
+        }
+        if embedded.is_empty() {
+            return;
+        }
+        let kernels: Vec<usize> = (0..out.len())
+            .filter(|&i| out[i].class.kind.strength() == 2)
+            .collect();
+        let matching: Vec<bool> = kernels
+            .iter()
+            .map(|&i| {
+                self.bytes_of(out[i].file)
+                    .is_some_and(|b| embedded.iter().any(|e| e.trim_ascii() == b.trim_ascii()))
+            })
+            .collect();
+        if matching.iter().any(|&m| m) {
+            for (&i, &m) in kernels.iter().zip(&matching) {
+                out[i].score.embedded = u8::from(!m);
+            }
+        }
+    }
+
     /// Rule 2e, launch-site renames: the hit files of prefix keyword `kw`
     /// that launch `callee[grid](…, KEY="alias")` with the keyword as the
     /// alias make the callee's `repr=` def (renamable, composing the whole
@@ -276,6 +317,7 @@ impl Locator {
 type SortKey = (
     u8,
     u8,
+    u8,
     std::cmp::Reverse<usize>,
     u8,
     u8,
@@ -290,6 +332,7 @@ pub(crate) fn sort_key(s: &Score) -> SortKey {
     (
         s.definition,
         s.spelling,
+        s.embedded,
         std::cmp::Reverse(s.module),
         s.launcher,
         s.stem,
@@ -364,6 +407,7 @@ pub(crate) fn base_score(
     Score {
         definition: 2 - class.kind.strength(),
         spelling: u8::from(!class.exact),
+        embedded: 0,
         module: 0,
         launcher: u8::from(!is_launcher),
         stem: u8::from(!stem.contains(&kw_base)),
@@ -375,6 +419,25 @@ pub(crate) fn base_score(
         composing: None,
         prefix_chars: None,
     }
+}
+
+/// The sources a compiled graph's wrapper embeds for kernel `kw`: the
+/// literal after `async_compile.triton('kw', `.
+fn embedded_sources(symbols: &PySymbols, bytes: &[u8], kw: &str) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (i, s) in symbols.strings.iter().enumerate() {
+        if &bytes[s.start..s.end] != kw.as_bytes() {
+            continue;
+        }
+        let head = bytes[..s.start.saturating_sub(1)].trim_ascii_end();
+        if !head.ends_with(b"async_compile.triton(") {
+            continue;
+        }
+        if let Some(src) = symbols.strings.get(i + 1) {
+            out.push(bytes[src.start..src.end].to_vec());
+        }
+    }
+    out
 }
 
 /// Rule 2f: how many trailing characters the file's path below its root,

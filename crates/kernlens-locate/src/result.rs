@@ -77,6 +77,10 @@ pub struct Score {
     pub definition: u8,
     /// 0 when the hit spells the keyword exactly, 1 for its `_`-prefixed form.
     pub spelling: u8,
+    /// 1 for an inductor kernel module whose text differs from the source a
+    /// compiled graph's wrapper embeds while another candidate's matches it
+    /// (an autotune benchmark copy); 0 otherwise.
+    pub embedded: u8,
     /// Characters of a CuTe-DSL symbol's module text that the file's module
     /// path (dots dropped) ends with (rule 2f; more is better, 0 for other
     /// names).

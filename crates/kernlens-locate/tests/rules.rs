@@ -424,3 +424,13 @@ fn r2e_a_launch_site_alias_makes_the_callee_the_definition() {
         Expect::Found(Confidence::Definition, "alpha/ops/common/reduce.py"),
     );
 }
+
+#[test]
+fn r2i_the_inductor_module_the_wrapper_embeds_beats_a_benchmark_copy() {
+    check(
+        "2i_equal_strength",
+        "inductor_embedded",
+        "triton_poi_fused_add_3",
+        Expect::Found(Confidence::Definition, "beta/cr/creal.py"),
+    );
+}
