@@ -35,6 +35,8 @@ pub(crate) struct Cache {
     pub(crate) retained: usize,
     pub(crate) analyses: HashMap<u32, Arc<FileAnalysis>>,
     pub(crate) facts: HashMap<(u32, String, String), Option<Facts>>,
+    /// `#define` values of macro-like namespace names (rule 2b).
+    pub(crate) macro_values: HashMap<String, Option<String>>,
 }
 
 impl Cache {
@@ -182,6 +184,7 @@ impl Locator {
                 self.cache.analyses.remove(id);
             }
             self.cache.facts.retain(|k, _| !set.contains(&k.0));
+            self.cache.macro_values.clear();
         }
         changed
     }

@@ -561,6 +561,47 @@ pub(crate) fn scope_at(scopes: &[NamespaceScope], text: &[u8], offset: usize) ->
     out
 }
 
+/// An identifier spelled like an object-like macro (`FLASH_NAMESPACE`):
+/// upper-case letters, digits and `_`, with at least one letter.
+pub(crate) fn macro_like(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// The value of `#define name value` in comment-blanked text, when the value
+/// is a (possibly `::`-qualified) identifier.
+pub(crate) fn object_macro_value(blanked: &[u8], name: &str) -> Option<String> {
+    whole_word_offsets(blanked, name.as_bytes())
+        .into_iter()
+        .find_map(|o| {
+            let line_start = blanked[..o]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            let head: Vec<u8> = blanked[line_start..o]
+                .iter()
+                .copied()
+                .filter(|b| !b.is_ascii_whitespace())
+                .collect();
+            if head != b"#define" {
+                return None;
+            }
+            let end = blanked[o..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(blanked.len(), |p| o + p);
+            let value =
+                String::from_utf8_lossy(blanked[o + name.len()..end].trim_ascii()).into_owned();
+            let ok = !value.is_empty()
+                && value
+                    .split("::")
+                    .all(|p| !p.is_empty() && p.bytes().all(is_ident_byte));
+            ok.then_some(value)
+        })
+}
+
 /// How a demangler spells an anonymous namespace.
 pub(crate) const ANONYMOUS_NAMESPACE: &str = "(anonymous namespace)";
 

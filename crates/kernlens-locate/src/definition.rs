@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::cxx::{
     KernelMacro, NamespaceScope, NativeHit, blank_comments, global_offsets, kernel_macros,
-    namespace_scopes, native_hits, scope_at, scope_matches, trampoline_param, whole_word_offsets,
+    macro_like, namespace_scopes, native_hits, scope_at, scope_matches, trampoline_param,
+    whole_word_offsets,
 };
 use crate::python::{PySymbols, scan_python};
 use crate::shape::NameShape;
@@ -123,6 +124,14 @@ impl FileAnalysis {
         }
     }
 
+    /// The comment-blanked text of a native file.
+    pub(crate) fn native_text(&self) -> Option<&[u8]> {
+        match &self.lang {
+            Lang::Native { blanked, .. } => Some(blanked),
+            _ => None,
+        }
+    }
+
     pub(crate) fn python(&self) -> Option<&PySymbols> {
         match &self.lang {
             Lang::Python(s) => Some(s),
@@ -149,6 +158,17 @@ pub(crate) struct Classified {
     /// A native generic trampoline: the index of the template type parameter
     /// its body only constructs or invokes (rule 2h).
     pub trampoline: Option<usize>,
+    /// A stronger native definition held back because its enclosing scope
+    /// names an object-like macro (`namespace FLASH_NAMESPACE {`); ranking
+    /// resolves the macro and promotes it when the scope then matches.
+    pub deferred: Option<Box<Deferred>>,
+}
+
+/// A definition whose scope is known once its macro components are resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Deferred {
+    pub scope: Vec<String>,
+    pub class: Classified,
 }
 
 /// What the launched name allows a definition to be (rules 2b): which
@@ -201,10 +221,12 @@ pub(crate) fn classify_hits(
                 function,
                 exact,
                 trampoline,
+                deferred: None,
             });
         }
     };
     let mut first_mention: Option<usize> = None;
+    let mut deferred: Option<Box<Deferred>> = None;
     let mut mention_at = |o: usize| {
         if first_mention.is_none_or(|m| o < m) {
             first_mention = Some(o);
@@ -270,6 +292,36 @@ pub(crate) fn classify_hits(
                     .iter()
                     .filter(|h| h.strength > 0 && in_scope(h.offset) && templated(h))
                     .max_by_key(|h| (h.strength, std::cmp::Reverse(h.offset)));
+                if best_hit.is_none() && deferred.is_none() && query.qualifiers.is_some() {
+                    deferred = hits
+                        .iter()
+                        .filter(|h| h.strength > 0 && templated(h))
+                        .map(|h| (h, scope_at(namespaces, blanked, h.offset)))
+                        .find(|(_, scope)| scope.iter().any(|c| macro_like(c)))
+                        .map(|(h, scope)| {
+                            Box::new(Deferred {
+                                scope,
+                                class: Classified {
+                                    kind: if h.strength == 2 {
+                                        HitKind::CudaGlobal
+                                    } else {
+                                        HitKind::Cxx
+                                    },
+                                    line: analysis.line_of(h.offset),
+                                    function: Some(
+                                        spelling
+                                            .rsplit("::")
+                                            .next()
+                                            .unwrap_or(&spelling)
+                                            .to_owned(),
+                                    ),
+                                    exact,
+                                    trampoline: trampoline_param(blanked, h.offset, spelling.len()),
+                                    deferred: None,
+                                },
+                            })
+                        });
+                }
                 if let Some(h) = best_hit {
                     let kind = if h.strength == 2 {
                         HitKind::CudaGlobal
@@ -320,6 +372,7 @@ pub(crate) fn classify_hits(
         function: analysis.function_at(line),
         exact: true,
         trampoline: None,
+        deferred,
     })
 }
 

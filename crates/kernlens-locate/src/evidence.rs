@@ -76,6 +76,7 @@ impl Locator {
                     function: analysis.function_at(c.line),
                     exact: true,
                     trampoline: None,
+                    deferred: None,
                 },
                 composed: Some(c),
                 function_at_site: analysis.function_at(c.line),

@@ -8,6 +8,7 @@ use kernlens_ident::SOURCE_EXTENSION_RANKS;
 
 use crate::cache::FileHit;
 use crate::compose::Composed;
+use crate::cxx::{macro_like, object_macro_value, scope_matches};
 use crate::definition::{Classified, HitKind, Query, class_definition_line};
 use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
@@ -53,9 +54,16 @@ impl Locator {
             if entry.state != FileState::Scannable {
                 continue;
             }
-            let Some(facts) = self.facts(h.file, kw, query, composed_name) else {
+            let Some(mut facts) = self.facts(h.file, kw, query, composed_name) else {
                 continue;
             };
+            if let (Some(d), Some(q)) = (facts.class.deferred.take(), query.qualifiers)
+                && self
+                    .resolved_scope(&d.scope)
+                    .is_some_and(|s| scope_matches(&s, q))
+            {
+                facts.class = d.class;
+            }
             let root_path = self
                 .roots
                 .get(entry.root)
@@ -111,6 +119,45 @@ impl Locator {
 }
 
 impl Locator {
+    /// A definition scope with its macro-like components replaced by their
+    /// `#define` values (the macro's name scanned for on demand); `None`
+    /// when one has no identifier value in the tree.
+    fn resolved_scope(&mut self, scope: &[String]) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        for c in scope {
+            if !macro_like(c) {
+                out.push(c.clone());
+                continue;
+            }
+            let value = match self.cache.macro_values.get(c) {
+                Some(v) => v.clone(),
+                None => {
+                    self.scan_extra(c);
+                    let mut value = None;
+                    for h in self.hits_of(c) {
+                        let Some(bytes) = self.bytes_of(h.file) else {
+                            continue;
+                        };
+                        let Some(analysis) = self.analysis_of(h.file, &bytes) else {
+                            continue;
+                        };
+                        if let Some(v) = analysis
+                            .native_text()
+                            .and_then(|b| object_macro_value(b, c))
+                        {
+                            value = Some(v);
+                            break;
+                        }
+                    }
+                    self.cache.macro_values.insert(c.clone(), value.clone());
+                    value
+                }
+            };
+            out.extend(value?.split("::").map(str::to_owned));
+        }
+        Some(out)
+    }
+
     /// Rule 2i, inductor caches: when a hit file's compiled-graph wrapper
     /// embeds the kernel's source (`async_compile.triton('kw', '''…''')`),
     /// the kernel modules whose text is not that source are benchmark copies.
@@ -208,6 +255,7 @@ impl Locator {
                     function: Some(callee.clone()),
                     exact: true,
                     trampoline: None,
+                    deferred: None,
                 };
                 let root_path = self
                     .roots
@@ -282,6 +330,7 @@ impl Locator {
                 function: Some(ty.to_owned()),
                 exact: true,
                 trampoline: None,
+                deferred: None,
             };
             let root_path = self
                 .roots

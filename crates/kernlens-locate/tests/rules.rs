@@ -434,3 +434,31 @@ fn r2i_the_inductor_module_the_wrapper_embeds_beats_a_benchmark_copy() {
         Expect::Found(Confidence::Definition, "beta/cr/creal.py"),
     );
 }
+
+#[test]
+fn r2b_a_namespace_named_by_a_macro_is_resolved_through_its_define() {
+    check(
+        "2b_language",
+        "macro_namespace",
+        "scale_all(float*)",
+        Expect::NotFound,
+    );
+    check(
+        "2b_language",
+        "macro_namespace",
+        "kn::scale_all(float*)",
+        Expect::Found(Confidence::Definition, "alpha/src/kern.cuh"),
+    );
+    check(
+        "2b_language",
+        "macro_namespace",
+        "other::scale_all(float*)",
+        Expect::Found(Confidence::Definition, "beta/src/scale_all.cu"),
+    );
+    check(
+        "2b_language",
+        "macro_namespace",
+        "pytorch_kn::scale_all(float*)",
+        Expect::NotFound,
+    );
+}
