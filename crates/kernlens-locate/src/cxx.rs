@@ -471,6 +471,8 @@ pub(crate) struct NamespaceScope {
     pub start: usize,
     pub end: usize,
     pub names: Vec<String>,
+    /// An `extern "C" { … }` block: no namespace, but C linkage inside.
+    pub c_linkage: bool,
 }
 
 /// Every namespace body of comment-blanked text, in order of their `{`.
@@ -483,12 +485,14 @@ pub(crate) fn namespace_scopes(blanked: &[u8]) -> Vec<NamespaceScope> {
     for (i, &b) in blanked.iter().enumerate() {
         match b {
             b'{' => {
-                let names = namespace_head(&blanked[..i]);
+                let c_linkage = ends_with_extern_c(&blanked[..i]);
+                let names = namespace_head(&blanked[..i]).or(c_linkage.then(Vec::new));
                 stack.push(names.map(|names| {
                     out.push(NamespaceScope {
                         start: i,
                         end: blanked.len(),
                         names,
+                        c_linkage,
                     });
                     out.len() - 1
                 }));
@@ -536,7 +540,10 @@ fn namespace_head(before: &[u8]) -> Option<Vec<String>> {
 /// qualifiers written before the name itself (`void a::b::k(`).
 pub(crate) fn scope_at(scopes: &[NamespaceScope], text: &[u8], offset: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for s in scopes.iter().filter(|s| s.start < offset && offset < s.end) {
+    for s in scopes
+        .iter()
+        .filter(|s| !s.c_linkage && s.start < offset && offset < s.end)
+    {
         if s.names.is_empty() {
             out.push(ANONYMOUS_NAMESPACE.to_owned());
         } else {
@@ -559,6 +566,31 @@ pub(crate) fn scope_at(scopes: &[NamespaceScope], text: &[u8], offset: usize) ->
     }
     out.extend(written.into_iter().rev());
     out
+}
+
+/// The text ends with `extern "C"` (before a brace or a declaration).
+fn ends_with_extern_c(before: &[u8]) -> bool {
+    let t = before.trim_ascii_end();
+    t.strip_suffix(b"\"C\"")
+        .map(<[u8]>::trim_ascii_end)
+        .is_some_and(|h| h.ends_with(b"extern") && (h.len() == 6 || !is_ident_byte(h[h.len() - 7])))
+}
+
+/// Whether the definition at `o` has C linkage: inside an `extern "C" {`
+/// block, or with `extern "C"` in its own declaration (since the previous
+/// `;`, `{` or `}`). A C-linkage kernel's symbol is its bare name.
+pub(crate) fn c_linkage_at(scopes: &[NamespaceScope], text: &[u8], o: usize) -> bool {
+    if scopes
+        .iter()
+        .any(|s| s.c_linkage && s.start < o && o < s.end)
+    {
+        return true;
+    }
+    let from = text[..o]
+        .iter()
+        .rposition(|&b| matches!(b, b';' | b'{' | b'}'))
+        .map_or(0, |p| p + 1);
+    memmem::find(&text[from..o], b"extern \"C\"").is_some()
 }
 
 /// An identifier spelled like an object-like macro (`FLASH_NAMESPACE`):

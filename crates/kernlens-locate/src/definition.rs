@@ -6,9 +6,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::cxx::{
-    KernelMacro, NamespaceScope, NativeHit, blank_comments, global_offsets, kernel_macros,
-    macro_like, namespace_scopes, native_hits, scope_at, scope_matches, trampoline_param,
-    whole_word_offsets,
+    KernelMacro, NamespaceScope, NativeHit, blank_comments, c_linkage_at, global_offsets,
+    kernel_macros, macro_like, namespace_scopes, native_hits, scope_at, scope_matches,
+    trampoline_param, whole_word_offsets,
 };
 use crate::python::{PySymbols, scan_python};
 use crate::shape::NameShape;
@@ -278,7 +278,9 @@ pub(crate) fn classify_hits(
                 if let Some(h) = hits.first() {
                     mention_at(h.offset);
                 }
-                if !query.shape.native_may_define() {
+                // A bare name is native only through C linkage (rule 2b).
+                let c_only = !query.shape.native_may_define();
+                if c_only && query.shape != NameShape::Bare {
                     continue;
                 }
                 let templated =
@@ -291,8 +293,10 @@ pub(crate) fn classify_hits(
                 let best_hit = hits
                     .iter()
                     .filter(|h| h.strength > 0 && in_scope(h.offset) && templated(h))
+                    .filter(|h| !c_only || c_linkage_at(namespaces, blanked, h.offset))
                     .max_by_key(|h| (h.strength, std::cmp::Reverse(h.offset)));
-                if best_hit.is_none() && deferred.is_none() && query.qualifiers.is_some() {
+                if best_hit.is_none() && !c_only && deferred.is_none() && query.qualifiers.is_some()
+                {
                     deferred = hits
                         .iter()
                         .filter(|h| h.strength > 0 && templated(h))

@@ -462,3 +462,19 @@ fn r2b_a_namespace_named_by_a_macro_is_resolved_through_its_define() {
         Expect::NotFound,
     );
 }
+
+#[test]
+fn r2b_a_bare_name_is_native_only_through_c_linkage() {
+    check(
+        "2b_language",
+        "extern_c",
+        "fused_attn_9f3a",
+        Expect::Found(Confidence::Definition, "alpha/csrc/fused_attn_kernel.cu"),
+    );
+    check(
+        "2b_language",
+        "extern_c",
+        "plain_c_kernel",
+        Expect::Found(Confidence::Definition, "beta/csrc/block.cu"),
+    );
+}
