@@ -164,6 +164,20 @@ pub(crate) struct Classified {
     pub deferred: Option<Box<Deferred>>,
 }
 
+impl Classified {
+    /// A definition of `name` at `line` with no further evidence attached.
+    pub(crate) fn definition(kind: HitKind, line: usize, name: &str) -> Classified {
+        Classified {
+            kind,
+            line,
+            function: Some(name.to_owned()),
+            exact: true,
+            trampoline: None,
+            deferred: None,
+        }
+    }
+}
+
 /// A definition whose scope is known once its macro components are resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Deferred {

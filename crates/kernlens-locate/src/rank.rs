@@ -3,18 +3,19 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use kernlens_ident::SOURCE_EXTENSION_RANKS;
 
 use crate::cache::FileHit;
 use crate::compose::Composed;
 use crate::cxx::{macro_like, object_macro_value, scope_matches};
-use crate::definition::{Classified, HitKind, Query, class_definition_line};
+use crate::definition::{Classified, FileAnalysis, HitKind, Query, class_definition_line};
 use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
 use crate::python::PySymbols;
 use crate::result::{Method, Score};
-use crate::scan::FileState;
+use crate::scan::{FileEntry, FileState};
 use crate::shape::NameShape;
 use crate::triton_repr::{launch_aliases, repr_match};
 
@@ -30,6 +31,76 @@ pub(crate) struct Ranked {
 }
 
 impl Locator {
+    /// The root path of a walked file.
+    fn root_of(&self, entry: &FileEntry) -> PathBuf {
+        self.roots
+            .get(entry.root)
+            .map(|r| r.path.clone())
+            .unwrap_or_default()
+    }
+
+    /// A candidate with its §8.1 score (and canonical path, for the
+    /// launcher check); prefix-pass fields left empty.
+    fn ranked_entry(
+        &self,
+        file: u32,
+        entry: &FileEntry,
+        kw: &str,
+        class: Classified,
+        launcher_file: Option<&Path>,
+    ) -> Ranked {
+        let canonical = launcher_file.and_then(|_| std::fs::canonicalize(&entry.path).ok());
+        let is_launcher = launcher_file.is_some_and(|l| canonical.as_deref() == Some(l));
+        let score = base_score(
+            &entry.path,
+            &self.root_of(entry),
+            entry.root,
+            kw,
+            &class,
+            is_launcher,
+        );
+        Ranked {
+            file,
+            class,
+            score,
+            canonical,
+            composed: None,
+            site_function: None,
+        }
+    }
+
+    /// Sorts candidates: literal characters (prefix pass) descending, then
+    /// §8.1, then the path byte-wise.
+    fn sort_ranked(&self, out: &mut [Ranked]) {
+        let paths: HashMap<u32, PathBuf> = out
+            .iter()
+            .filter_map(|r| self.file(r.file).map(|f| (r.file, f.path.clone())))
+            .collect();
+        out.sort_by(|a, b| {
+            let pa = paths.get(&a.file);
+            let pb = paths.get(&b.file);
+            b.score
+                .prefix_chars
+                .cmp(&a.score.prefix_chars)
+                .then(sort_key(&a.score).cmp(&sort_key(&b.score)))
+                .then(
+                    pa.map(|p| p.as_os_str().as_encoded_bytes())
+                        .cmp(&pb.map(|p| p.as_os_str().as_encoded_bytes())),
+                )
+        });
+    }
+
+    /// A hit file's bytes and analysis, when it is scannable.
+    fn loaded(&mut self, id: u32) -> Option<(FileEntry, Arc<[u8]>, Arc<FileAnalysis>)> {
+        let entry = self.file(id).cloned()?;
+        if entry.state != FileState::Scannable {
+            return None;
+        }
+        let bytes = self.bytes_of(id)?;
+        let analysis = self.analysis_of(id, &bytes)?;
+        Some((entry, bytes, analysis))
+    }
+
     /// Ranks the hit files of one keyword (§8.1; the prefix pass first by
     /// the literal characters of a whole-name template).
     pub(crate) fn rank(
@@ -64,56 +135,22 @@ impl Locator {
             {
                 facts.class = d.class;
             }
-            let root_path = self
-                .roots
-                .get(entry.root)
-                .map(|r| r.path.clone())
-                .unwrap_or_default();
-            let canonical = launcher_file.and_then(|_| std::fs::canonicalize(&entry.path).ok());
-            let is_launcher = launcher_file.is_some_and(|l| canonical.as_deref() == Some(l));
-            let mut score = base_score(
-                &entry.path,
-                &root_path,
-                entry.root,
-                kw,
-                &facts.class,
-                is_launcher,
-            );
+            let mut r = self.ranked_entry(h.file, &entry, kw, facts.class, launcher_file);
             if let Some(module) = plan.module_text.as_deref() {
-                score.module = module_chars(&entry.path, &root_path, module);
+                r.score.module = module_chars(&entry.path, &self.root_of(&entry), module);
             }
             if composed_name.is_some() {
-                score.composing = Some(facts.composed.is_some());
-                score.prefix_chars = Some(facts.composed.map_or(0, |c| c.literal_chars));
+                r.score.composing = Some(facts.composed.is_some());
+                r.score.prefix_chars = Some(facts.composed.map_or(0, |c| c.literal_chars));
             }
-            out.push(Ranked {
-                file: h.file,
-                class: facts.class,
-                score,
-                canonical,
-                composed: facts.composed,
-                site_function: facts.function_at_site,
-            });
+            r.composed = facts.composed;
+            r.site_function = facts.function_at_site;
+            out.push(r);
         }
         if plan.shape == NameShape::Inductor {
             self.mark_benchmark_copies(kw, &mut out);
         }
-        let paths: HashMap<u32, PathBuf> = out
-            .iter()
-            .filter_map(|r| self.file(r.file).map(|f| (r.file, f.path.clone())))
-            .collect();
-        out.sort_by(|a, b| {
-            let pa = paths.get(&a.file);
-            let pb = paths.get(&b.file);
-            b.score
-                .prefix_chars
-                .cmp(&a.score.prefix_chars)
-                .then(sort_key(&a.score).cmp(&sort_key(&b.score)))
-                .then(
-                    pa.map(|p| p.as_os_str().as_encoded_bytes())
-                        .cmp(&pb.map(|p| p.as_os_str().as_encoded_bytes())),
-                )
-        });
+        self.sort_ranked(&mut out);
         out
     }
 }
@@ -135,10 +172,7 @@ impl Locator {
                     self.scan_extra(c);
                     let mut value = None;
                     for h in self.hits_of(c) {
-                        let Some(bytes) = self.bytes_of(h.file) else {
-                            continue;
-                        };
-                        let Some(analysis) = self.analysis_of(h.file, &bytes) else {
+                        let Some((_, _, analysis)) = self.loaded(h.file) else {
                             continue;
                         };
                         if let Some(v) = analysis
@@ -164,10 +198,7 @@ impl Locator {
     fn mark_benchmark_copies(&mut self, kw: &str, out: &mut [Ranked]) {
         let mut embedded: Vec<Vec<u8>> = Vec::new();
         for r in out.iter() {
-            let Some(bytes) = self.bytes_of(r.file) else {
-                continue;
-            };
-            let Some(analysis) = self.analysis_of(r.file, &bytes) else {
+            let Some((_, bytes, analysis)) = self.loaded(r.file) else {
                 continue;
             };
             if let Some(symbols) = analysis.python() {
@@ -207,31 +238,24 @@ impl Locator {
     ) -> Vec<Ranked> {
         let mut aliases: Vec<(String, String)> = Vec::new();
         for h in hits {
-            let Some(bytes) = self.bytes_of(h.file) else {
+            let Some((_, bytes, analysis)) = self.loaded(h.file) else {
                 continue;
             };
-            let Some(analysis) = self.analysis_of(h.file, &bytes) else {
-                continue;
-            };
-            if let Some(symbols) = analysis.python() {
-                for a in launch_aliases(symbols, &bytes, kw) {
-                    if !aliases.contains(&a) {
-                        aliases.push(a);
-                    }
+            for a in analysis
+                .python()
+                .map(|s| launch_aliases(s, &bytes, kw))
+                .unwrap_or_default()
+            {
+                if !aliases.contains(&a) {
+                    aliases.push(a);
                 }
             }
         }
-        let mut out: Vec<(PathBuf, Ranked)> = Vec::new();
+        let mut out = Vec::new();
         for (callee, alias) in aliases {
             self.scan_extra(&callee);
             for h in self.hits_of(&callee) {
-                let Some(entry) = self.file(h.file).cloned() else {
-                    continue;
-                };
-                let Some(bytes) = self.bytes_of(h.file) else {
-                    continue;
-                };
-                let Some(analysis) = self.analysis_of(h.file, &bytes) else {
+                let Some((entry, bytes, analysis)) = self.loaded(h.file) else {
                     continue;
                 };
                 let Some(symbols) = analysis.python() else {
@@ -249,54 +273,21 @@ impl Locator {
                 let Some((line, chars)) = best else {
                     continue;
                 };
-                let class = Classified {
-                    kind: HitKind::TritonJit,
+                let class = Classified::definition(HitKind::TritonJit, line, &callee);
+                let mut r = self.ranked_entry(h.file, &entry, kw, class, launcher_file);
+                r.score.composing = Some(true);
+                r.score.prefix_chars = Some(chars);
+                r.composed = Some(Composed {
                     line,
-                    function: Some(callee.clone()),
-                    exact: true,
-                    trampoline: None,
-                    deferred: None,
-                };
-                let root_path = self
-                    .roots
-                    .get(entry.root)
-                    .map(|r| r.path.clone())
-                    .unwrap_or_default();
-                let canonical = launcher_file.and_then(|_| std::fs::canonicalize(&entry.path).ok());
-                let is_launcher = launcher_file.is_some_and(|l| canonical.as_deref() == Some(l));
-                let mut score =
-                    base_score(&entry.path, &root_path, entry.root, kw, &class, is_launcher);
-                score.composing = Some(true);
-                score.prefix_chars = Some(chars);
-                out.push((
-                    entry.path.clone(),
-                    Ranked {
-                        file: h.file,
-                        class,
-                        score,
-                        canonical,
-                        composed: Some(Composed {
-                            line,
-                            literal_chars: chars,
-                            by_repr: true,
-                        }),
-                        site_function: Some(callee.clone()),
-                    },
-                ));
+                    literal_chars: chars,
+                    by_repr: true,
+                });
+                r.site_function = Some(callee.clone());
+                out.push(r);
             }
         }
-        out.sort_by(|(pa, a), (pb, b)| {
-            b.score
-                .prefix_chars
-                .cmp(&a.score.prefix_chars)
-                .then(sort_key(&a.score).cmp(&sort_key(&b.score)))
-                .then(
-                    pa.as_os_str()
-                        .as_encoded_bytes()
-                        .cmp(pb.as_os_str().as_encoded_bytes()),
-                )
-        });
-        out.into_iter().map(|(_, r)| r).collect()
+        self.sort_ranked(&mut out);
+        out
     }
 
     /// Rule 2h: the hit files of `ty` that define it as a class, as
@@ -309,57 +300,17 @@ impl Locator {
     ) -> Vec<Ranked> {
         let mut out = Vec::new();
         for h in hits {
-            let Some(entry) = self.file(h.file).cloned() else {
-                continue;
-            };
-            if entry.state != FileState::Scannable {
-                continue;
-            }
-            let Some(bytes) = self.bytes_of(h.file) else {
-                continue;
-            };
-            let Some(analysis) = self.analysis_of(h.file, &bytes) else {
+            let Some((entry, _, analysis)) = self.loaded(h.file) else {
                 continue;
             };
             let Some(line) = class_definition_line(&analysis, ty) else {
                 continue;
             };
-            let class = Classified {
-                kind: HitKind::Cxx,
-                line,
-                function: Some(ty.to_owned()),
-                exact: true,
-                trampoline: None,
-                deferred: None,
-            };
-            let root_path = self
-                .roots
-                .get(entry.root)
-                .map(|r| r.path.clone())
-                .unwrap_or_default();
-            let canonical = launcher_file.and_then(|_| std::fs::canonicalize(&entry.path).ok());
-            let is_launcher = launcher_file.is_some_and(|l| canonical.as_deref() == Some(l));
-            let score = base_score(&entry.path, &root_path, entry.root, ty, &class, is_launcher);
-            out.push((
-                entry.path.clone(),
-                Ranked {
-                    file: h.file,
-                    class,
-                    score,
-                    canonical,
-                    composed: None,
-                    site_function: None,
-                },
-            ));
+            let class = Classified::definition(HitKind::Cxx, line, ty);
+            out.push(self.ranked_entry(h.file, &entry, ty, class, launcher_file));
         }
-        out.sort_by(|(pa, a), (pb, b)| {
-            sort_key(&a.score).cmp(&sort_key(&b.score)).then(
-                pa.as_os_str()
-                    .as_encoded_bytes()
-                    .cmp(pb.as_os_str().as_encoded_bytes()),
-            )
-        });
-        out.into_iter().map(|(_, r)| r).collect()
+        self.sort_ranked(&mut out);
+        out
     }
 }
 

@@ -1,7 +1,11 @@
 //! End-to-end scenarios on the built fixture trees (locate.md §13.2, §13.4).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
+
+use common::copy_tree;
 
 use kernlens_locate::{
     Confidence, KindContext, LocateOptions, LocateResult, Locator, Method, SourceKind,
@@ -84,19 +88,6 @@ fn s11b_with_only_mentions_nothing_is_found_and_the_module_leads_the_candidates(
     assert_eq!(best_candidate(r, &root), "pkg/dispatch.py");
     assert_eq!(r.kind, SourceKind::Unknown);
     assert_eq!(r.candidates[1].score.reexport, 1);
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 #[test]

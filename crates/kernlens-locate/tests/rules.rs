@@ -7,7 +7,11 @@
 //! expected file must win in both builds because of what it holds.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
+
+use common::copy_tree;
 
 use kernlens_locate::{Confidence, LocateOptions, LocateResult, Locator};
 
@@ -16,19 +20,6 @@ fn case_dir(rule: &str, case: &str) -> PathBuf {
         .join("../../fixtures/locate/rules")
         .join(rule)
         .join(case)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// What a case must answer.
