@@ -111,6 +111,13 @@ impl KeywordPlan {
             .chain(&self.prefixes)
             .map(String::as_str)
     }
+
+    /// Every keyword the scan searches for this name: [`KeywordPlan::all`]
+    /// and the bound types a trampoline may need (duplicates kept).
+    pub fn scanned(&self) -> impl Iterator<Item = &str> {
+        self.all()
+            .chain(self.bound_types.iter().map(String::as_str))
+    }
 }
 
 /// The keyword plan for a kernel name as a trace spells it.

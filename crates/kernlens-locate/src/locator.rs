@@ -139,7 +139,7 @@ impl Locator {
         let plans: Vec<KeywordPlan> = names.iter().map(|n| keywords_for(n)).collect();
         let mut wanted: Vec<&str> = Vec::new();
         for p in plans.iter().filter(|p| p.refusal.is_none()) {
-            for k in p.all().chain(p.bound_types.iter().map(String::as_str)) {
+            for k in p.scanned() {
                 if !wanted.contains(&k) {
                     wanted.push(k);
                 }
