@@ -115,7 +115,8 @@ fn match_group(text: &[u8], i: usize, open: u8, close: u8) -> Option<usize> {
         if c == open {
             depth += 1;
         } else if c == close && !(close == b'>' && j > 0 && text[j - 1] == b'-') {
-            depth -= 1;
+            // A close before any open (a caller past its bracket) matches nothing.
+            depth = depth.checked_sub(1)?;
             if depth == 0 {
                 return Some(j + 1);
             }
@@ -718,6 +719,9 @@ pub(crate) fn trampoline_param(text: &[u8], o: usize, len: usize) -> Option<usiz
     let mut i = skip_ws(text, after_params);
     while i < text.len() && text[i] != b'{' && text[i] != b';' {
         i += 1;
+    }
+    if text.get(i) != Some(&b'{') {
+        return None;
     }
     let close = match_group(text, i, b'{', b'}')?;
     let body = &text[i + 1..close - 1];

@@ -80,3 +80,80 @@ proptest! {
             != kernlens_locate::SourceKind::Unknown);
     }
 }
+
+const TOKENS: &[&str] = &[
+    "namespace",
+    "ns",
+    "{",
+    "}",
+    "(",
+    ")",
+    "<",
+    ">",
+    ";",
+    ",",
+    ":",
+    "::",
+    "#define",
+    "\\\n",
+    "\n",
+    "template",
+    "typename",
+    "K",
+    "K{}",
+    "__global__",
+    "void",
+    "extern",
+    "\"C\"",
+    "some_probe_kernel",
+    "SOME_NS",
+    "##",
+    "=",
+    "+=",
+    "f\"",
+    "\"",
+    "'''",
+    "#",
+    "def",
+    "class",
+    "SomeProbe",
+    "@triton.jit",
+    "repr=",
+    "[",
+    "]",
+    "_BLOCK_",
+    "64",
+    "async_compile.triton(",
+    "struct",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Token soup shaped like the rules' inputs (namespaces, macros,
+    /// templates, trampolines, composing sites, repr decorators, classes)
+    /// never panics any rule, and every path named is the file written.
+    #[test]
+    fn rule_analyses_are_total_on_arbitrary_token_soup(
+        tokens in proptest::collection::vec(prop::sample::select(TOKENS), 0..80),
+        ext in prop::sample::select(vec!["py", "cu", "h"]),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let file = root.join(format!("probe.{ext}"));
+        std::fs::write(&file, tokens.join(" ")).unwrap();
+        let mut l = Locator::builder().root(&root).build().unwrap();
+        let names = [
+            "void ns::some_probe_kernel<K>(int)",
+            "_ZN2ns17some_probe_kernelEv",
+            "some_probe_kernel_BLOCK_64",
+            "kernel_cutlass_kernel_probeSomeProbe_object_at__0",
+            "some_probe_kernel",
+        ];
+        for r in l.locate_many(&names, &LocateOptions::default()) {
+            prop_assert_eq!(r.found, r.confidence.proves());
+            prop_assert!(r.path.iter().all(|p| p == &file));
+            prop_assert!(r.candidates.iter().all(|c| c.path == file));
+        }
+    }
+}
