@@ -75,7 +75,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         } else {
             let mut seen: Vec<&str> = Vec::new();
             for p in plans.iter().filter(|p| p.refusal.is_none()) {
-                for k in p.scanned() {
+                for k in p.all() {
                     if !seen.contains(&k) {
                         seen.push(k);
                     }

@@ -3,7 +3,7 @@
 use kernlens_ident::{DemangledBy, RETURN_TYPE_WORDS, clean_name, is_runtime_api_name, keys};
 use serde::Serialize;
 
-use crate::shape::{NameShape, cute_symbol, qualifiers_of, shape_of, template_args, type_head};
+use crate::shape::{NameShape, cute_symbol, qualifiers_of, shape_of, template_args};
 
 /// Namespaces and framework words that occur everywhere in kernel trees, so
 /// searching for them alone finds nothing useful (`aiter` matches every
@@ -87,11 +87,10 @@ pub struct KeywordPlan {
     /// `(anonymous namespace)` included; `None` for other shapes and when a
     /// scope cannot be compared (a lambda or function scope).
     pub qualifiers: Option<Vec<String>>,
-    /// A C++ name's top-level template arguments, as written.
+    /// A C++ name's top-level template arguments, as written: a generic
+    /// trampoline's bound class is read from them (rule 2h) and scanned for
+    /// only when a trampoline is met.
     pub template_args: Vec<String>,
-    /// The classes those arguments name: the keywords a generic trampoline's
-    /// bound type is looked up by (rule 2h).
-    pub bound_types: Vec<String>,
     /// A CuTe-DSL symbol's method-and-module text (rule 2f): a file whose
     /// module path, dots dropped, ends it is preferred.
     pub module_text: Option<String>,
@@ -111,13 +110,6 @@ impl KeywordPlan {
             .chain(&self.prefixes)
             .map(String::as_str)
     }
-
-    /// Every keyword the scan searches for this name: [`KeywordPlan::all`]
-    /// and the bound types a trampoline may need (duplicates kept).
-    pub fn scanned(&self) -> impl Iterator<Item = &str> {
-        self.all()
-            .chain(self.bound_types.iter().map(String::as_str))
-    }
 }
 
 /// The keyword plan for a kernel name as a trace spells it.
@@ -132,7 +124,6 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         shape: NameShape::Bare,
         qualifiers: None,
         template_args: Vec::new(),
-        bound_types: Vec::new(),
         module_text: None,
         template_instance: None,
     };
@@ -191,11 +182,6 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         plan.template_args = template_args(&full, &plan.base);
         if !(k.mangled && k.demangled_by == DemangledBy::None) {
             plan.template_instance = Some(!plan.template_args.is_empty());
-        }
-        for head in plan.template_args.iter().filter_map(|a| type_head(a)) {
-            if keep_primary(&head) && !plan.bound_types.contains(&head) {
-                plan.bound_types.push(head);
-            }
         }
     }
     plan.primary = raw_candidates;

@@ -139,7 +139,7 @@ impl Locator {
         let plans: Vec<KeywordPlan> = names.iter().map(|n| keywords_for(n)).collect();
         let mut wanted: Vec<&str> = Vec::new();
         for p in plans.iter().filter(|p| p.refusal.is_none()) {
-            for k in p.scanned() {
+            for k in p.all() {
                 if !wanted.contains(&k) {
                     wanted.push(k);
                 }

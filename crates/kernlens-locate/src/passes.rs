@@ -169,6 +169,7 @@ impl Locator {
         let mut ranked = Vec::new();
         if let Some(ty) = bound.as_deref() {
             tried.push(ty.to_owned());
+            self.scan_extra(ty);
             let hits = self.hits_of(ty);
             ranked = self.rank_classes(ty, &hits, resolved);
         }
