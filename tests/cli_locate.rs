@@ -55,6 +55,7 @@ fn json_document_has_the_locate_schema_and_every_record_field() {
     for key in [
         "name",
         "found",
+        "confidence",
         "path",
         "line",
         "function",
@@ -105,7 +106,11 @@ fn environment_roots_are_used_and_relative_entries_warned_about() {
     let root = fixtures().join("aiter_like");
     let value = format!("{}:relative/dir::", root.display());
     let out = kernlens(
-        &["--no-discover", "--json", "cross_device_reduce_2stage"],
+        &[
+            "--no-discover",
+            "--json",
+            "_ZN5aiter26cross_device_reduce_2stageIDF16bLi8ELb0EEEv",
+        ],
         &[("KERNLENS_SOURCE_ROOTS", &value)],
     );
     let doc = json(&out);
@@ -128,7 +133,7 @@ fn table_lists_kind_method_and_location() {
             "--root",
             root.to_str().unwrap(),
             "--no-discover",
-            "foo_kernel",
+            "foo_kernel(float*, int)",
             "Memset (Device)",
         ],
         &[],
@@ -142,6 +147,47 @@ fn table_lists_kind_method_and_location() {
         "{text}"
     );
     assert!(lines[2].contains("not found (not_a_kernel)"), "{text}");
+}
+
+#[test]
+fn table_shows_confidence_and_mention_only_rows_as_not_found() {
+    let root = fixtures().join("mention_only");
+    let out = kernlens(
+        &[
+            "--root",
+            root.to_str().unwrap(),
+            "--no-discover",
+            "_mxfp8_linear_kernel",
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("CONFIDENCE"), "{text}");
+    assert!(lines[1].contains("mention"), "{text}");
+    assert!(lines[1].contains("not found (mention only)"), "{text}");
+    let doc = json(&kernlens(
+        &[
+            "--root",
+            root.to_str().unwrap(),
+            "--no-discover",
+            "--json",
+            "_mxfp8_linear_kernel",
+        ],
+        &[],
+    ));
+    let r = &doc["results"][0];
+    assert_eq!(r["found"], false);
+    assert_eq!(r["confidence"], "mention");
+    assert_eq!(r["reason"], "mention_only");
+    assert_eq!(r["path"], serde_json::Value::Null);
+    assert!(
+        r["candidates"][0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("pkg/dispatch.py")
+    );
 }
 
 #[test]

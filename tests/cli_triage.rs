@@ -143,7 +143,14 @@ fn json_document_follows_the_contract_key_order() {
     assert_eq!(
         keys(&triton["source"]),
         [
-            "found", "path", "line", "function", "kind", "method", "reason"
+            "found",
+            "path",
+            "line",
+            "function",
+            "kind",
+            "method",
+            "reason",
+            "confidence"
         ]
     );
     assert_eq!(triton["source"]["kind"], "triton");
@@ -423,4 +430,49 @@ fn json_output_is_identical_across_runs() {
     let second = triage(&args, &[]);
     assert_eq!(first.stdout, second.stdout);
     assert!(first.stderr.is_empty());
+}
+
+#[test]
+fn kernels_the_root_only_mentions_are_all_not_found_and_never_eligible() {
+    // A root that mentions every kernel of the eager trace without defining
+    // any: an ATen-style dispatch header (a stub sharing the kernels' last
+    // segments, a declaration), a comment naming the GEMM, and a Python
+    // module that lists and passes the Triton kernel by name.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(
+        root.join("dispatch.h"),
+        "// nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT is cuBLAS's\n\
+         DECLARE_DISPATCH(elementwise_fn, vectorized_elementwise_kernel);\n\
+         void vectorized_layer_norm_kernel(int n);\n\
+         using layer_norm_kernel = void (*)(int);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("names.py"),
+        "KERNELS = [\"_fused_scale_bias_kernel\", \"cudnn_generated_fort_native_sdpa\"]\n\
+         launch(_fused_scale_bias_kernel, grid)\n",
+    )
+    .unwrap();
+    let trace = "fixtures/traces/eager.json.gz";
+    let root_arg = root.to_str().unwrap();
+    let doc = json(&[trace, "--root", root_arg, "--no-discover"], &[]);
+    let groups = doc["task_groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 6);
+    for g in groups {
+        assert_eq!(g["source"]["found"], false, "{g}");
+        assert_eq!(g["source"]["path"], Value::Null, "{g}");
+        assert_ne!(g["rewrite_route"]["eligible"], true, "{g}");
+    }
+    let fused = group(&doc, "_fused_scale_bias_kernel");
+    assert_eq!(fused["source"]["reason"], "mention_only");
+    assert_eq!(fused["source"]["confidence"], "mention");
+    let output = triage(&[trace, "--root", root_arg, "--no-discover"], &[]);
+    let text = stdout(&output);
+    let row = text
+        .lines()
+        .find(|l| l.ends_with("_fused_scale_bias_kernel"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("not found (mention only)"), "{row}");
+    assert!(!text.contains("eligible "), "{text}");
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use kernlens_locate::{
     DiscoveryEnv, KeywordPlan, KindContext, LauncherIndex, LauncherOptions, LocateOptions,
-    LocateResult, Locator, SearchRoot, keywords_for,
+    LocateResult, Locator, MENTION_ONLY, SearchRoot, keywords_for,
 };
 use kernlens_scratch::location::ScratchEnv;
 use kernlens_trace::TraceSource;
@@ -175,14 +175,25 @@ fn to_json<T: Serialize>(doc: &T) -> Result<String, Failure> {
     Ok(json)
 }
 
+/// A not-found reason as the tables show it: `mention_only` reads
+/// "mention only" (the best file was kept as a candidate, not an answer).
+pub(crate) fn reason_shown(reason: Option<&str>) -> &str {
+    match reason {
+        Some(MENTION_ONLY) => "mention only",
+        Some(reason) => reason,
+        None => "no match",
+    }
+}
+
 fn table(results: &[LocateResult]) -> String {
     let header = [
         "KIND".to_owned(),
         "METHOD".to_owned(),
+        "CONFIDENCE".to_owned(),
         "SOURCE".to_owned(),
         "NAME".to_owned(),
     ];
-    let rows: Vec<[String; 4]> = results
+    let rows: Vec<[String; 5]> = results
         .iter()
         .map(|r| {
             let method = serde_json::to_value(r.method)
@@ -192,9 +203,15 @@ fn table(results: &[LocateResult]) -> String {
             let source = match (&r.path, r.line) {
                 (Some(p), Some(l)) => format!("{}:{l}", p.display()),
                 (Some(p), None) => p.display().to_string(),
-                _ => format!("not found ({})", r.reason.as_deref().unwrap_or("no match")),
+                _ => format!("not found ({})", reason_shown(r.reason.as_deref())),
             };
-            [r.kind.as_str().to_owned(), method, source, r.name.clone()]
+            [
+                r.kind.as_str().to_owned(),
+                method,
+                r.confidence.as_str().to_owned(),
+                source,
+                r.name.clone(),
+            ]
         })
         .collect();
     let mut widths = header.clone().map(|h| h.chars().count());

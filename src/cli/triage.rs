@@ -323,7 +323,9 @@ fn table(groups: &[TriageGroup]) -> String {
                 (Some(p), None) if g.source.found => shown_path(p),
                 _ => format!(
                     "not found ({})",
-                    g.source.reason.as_deref().unwrap_or("no_match")
+                    super::locate::reason_shown(Some(
+                        g.source.reason.as_deref().unwrap_or("no_match")
+                    ))
                 ),
             };
             let route = match g.rewrite_route.reason() {

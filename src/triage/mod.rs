@@ -30,8 +30,8 @@ use kernlens_gate::{
 };
 use kernlens_ident::{GroupOptions, SourceRef, TraceRow, classify, group_rows};
 use kernlens_locate::{
-    KindContext, LauncherIndexBuilder, LauncherOptions, LocateError, LocateOptions, LocateResult,
-    Locator, LocatorBuilder, Method, SearchRoot, source_kind_for,
+    Confidence, KindContext, LauncherIndexBuilder, LauncherOptions, LocateError, LocateOptions,
+    LocateResult, Locator, LocatorBuilder, Method, SearchRoot, source_kind_for,
 };
 use kernlens_trace::{Analysis, Options, TraceError, TraceSource};
 
@@ -473,6 +473,7 @@ impl GroupSource {
             } else {
                 Some(not_found_reason(result))
             },
+            confidence: result.confidence,
         }
     }
 
@@ -492,6 +493,7 @@ impl GroupSource {
             kind,
             method: Method::NotFound,
             reason: reason.map(str::to_owned),
+            confidence: Confidence::None,
         }
     }
 }

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use kernlens_gate::{GateReport, RewriteVerdict};
 use kernlens_ident::Category;
-use kernlens_locate::{LocateResult, Method, RootWarning, SearchRoot, SourceKind};
+use kernlens_locate::{
+    Confidence, LocateResult, MENTION_ONLY, Method, RootWarning, SearchRoot, SourceKind,
+    TRAMPOLINE_UNBOUND,
+};
 use kernlens_trace::{Analysis, SUMMARY_SCHEMA};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
@@ -86,19 +89,27 @@ pub struct GroupSource {
     /// Why it was not found (`None` when found): locate's refusal
     /// (`runtime_api_name`, `not_a_kernel`, `no_searchable_keyword`), else
     /// `vendor_binary` for a kernel shipped in a vendor library, else
+    /// `mention_only` (files mention the name but none defines it: the
+    /// best is kept in the locate answer's candidates, never an answer),
     /// `launcher_unconfirmed` (a launcher frame but no definition),
     /// `no_search_roots` when nothing was searched, or `no_match`.
     pub reason: Option<String>,
+    /// What the answer rests on (locate.md §11); `found` only for
+    /// `definition`, `composed` and `launcher`.
+    pub confidence: Confidence,
 }
 
 /// The reason a not-found locate result gives in a triage row.
 ///
 /// A name locate refused keeps locate's reason; a vendor-library kernel
-/// says `vendor_binary` (its source is not in any tree, whatever launched
-/// it); otherwise locate's reason, or `no_match`.
+/// says `vendor_binary` (its source is not in any tree, whatever mentions
+/// or launched it); otherwise locate's reason (`mention_only`,
+/// `launcher_unconfirmed`), or `no_match`.
 pub fn not_found_reason(result: &LocateResult) -> String {
+    let unproven =
+        |r: &str| r == "launcher_unconfirmed" || r == MENTION_ONLY || r == TRAMPOLINE_UNBOUND;
     match (&result.reason, result.kind) {
-        (Some(reason), _) if reason != "launcher_unconfirmed" => reason.clone(),
+        (Some(reason), _) if !unproven(reason) => reason.clone(),
         (_, SourceKind::VendorBinary) => "vendor_binary".to_owned(),
         (Some(reason), _) => reason.clone(),
         (None, _) => "no_match".to_owned(),

@@ -73,5 +73,6 @@ pub use signature::strip_signature;
 pub use source_ref::{RefRejection, SourceRef, is_path_shaped, is_placeholder, parse_source_ref};
 pub use vendor::{VendorLib, vendor_of};
 pub use vocab::{
-    NATIVE_EXTENSIONS, RETURN_TYPE_WORDS, RUNTIME_API_NAMES, SOURCE_EXTENSIONS, SOURCE_PLACEHOLDERS,
+    NATIVE_EXTENSIONS, RETURN_TYPE_WORDS, RUNTIME_API_NAMES, SOURCE_EXTENSION_RANKS,
+    SOURCE_EXTENSIONS, SOURCE_PLACEHOLDERS,
 };

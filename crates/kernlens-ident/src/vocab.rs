@@ -14,6 +14,16 @@ pub const SOURCE_EXTENSIONS: &[&str] = &[
     ".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".py",
 ];
 
+/// [`SOURCE_EXTENSIONS`] grouped by how locate ranks a file when everything
+/// else ties (locate.md §8.1 component 6): device sources, host sources,
+/// headers, then Python. The group's index is the rank.
+pub const SOURCE_EXTENSION_RANKS: &[&[&str]] = &[
+    &[".cu", ".cuh", ".hip"],
+    &[".cpp", ".cc", ".cxx", ".c"],
+    &[".h", ".hpp", ".hh"],
+    &[".py"],
+];
+
 /// Extensions a source reference may end with besides [`SOURCE_EXTENSIONS`]
 /// (type stubs name the Python function a kernel is launched from).
 pub(crate) const EXTRA_REFERENCE_EXTENSIONS: &[&str] = &[".pyi"];

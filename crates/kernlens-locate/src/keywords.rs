@@ -3,6 +3,8 @@
 use kernlens_ident::{DemangledBy, RETURN_TYPE_WORDS, clean_name, is_runtime_api_name, keys};
 use serde::Serialize;
 
+use crate::shape::{NameShape, cute_symbol, qualifiers_of, shape_of, template_args};
+
 /// Namespaces and framework words that occur everywhere in kernel trees, so
 /// searching for them alone finds nothing useful (`aiter` matches every
 /// aiter file).
@@ -79,6 +81,23 @@ pub struct KeywordPlan {
     pub prefixes: Vec<String>,
     /// Set when the name is not searched.
     pub refusal: Option<Refusal>,
+    /// What the spelling says about the defining language (rules 2b, 2d).
+    pub shape: NameShape,
+    /// The C++ namespace/class qualifiers of the native key, outermost first,
+    /// `(anonymous namespace)` included; `None` for other shapes and when a
+    /// scope cannot be compared (a lambda or function scope).
+    pub qualifiers: Option<Vec<String>>,
+    /// A C++ name's top-level template arguments, as written: a generic
+    /// trampoline's bound class is read from them (rule 2h) and scanned for
+    /// only when a trampoline is met.
+    pub template_args: Vec<String>,
+    /// A CuTe-DSL symbol's method-and-module text (rule 2f): a file whose
+    /// module path, dots dropped, ends it is preferred.
+    pub module_text: Option<String>,
+    /// For a demangled C++ name: whether it is a template instance (it
+    /// prints template arguments). Only a `template` definition can be one,
+    /// and only a non-template definition can be a name without them.
+    pub template_instance: Option<bool>,
 }
 
 impl KeywordPlan {
@@ -102,6 +121,11 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         subwindows: Vec::new(),
         prefixes: Vec::new(),
         refusal: None,
+        shape: NameShape::Bare,
+        qualifiers: None,
+        template_args: Vec::new(),
+        module_text: None,
+        template_instance: None,
     };
     if is_runtime_api_name(name) {
         plan.refusal = Some(Refusal::RuntimeApiName);
@@ -117,7 +141,7 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
     if k.mangled && k.demangled_by == DemangledBy::None {
         // Neither demangler read it: every length-prefixed identifier is a
         // candidate, most `_` first, then longest.
-        let mut tokens = filter_tokens(lenient_identifiers(&k.native));
+        let mut tokens = filter_tokens(lenient_identifiers(&k.native), None);
         tokens.sort_by(|a, b| {
             underscores(b)
                 .cmp(&underscores(a))
@@ -129,18 +153,48 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
     } else {
         let (base, qualifier) = base_and_qualifier(&k.native);
         plan.base = base.to_owned();
+        plan.shape = shape_of(cleaned, k.mangled, base);
         let mut tokens = Vec::new();
         if let Some(q) = qualifier.filter(|q| q.starts_with(|c: char| c.is_ascii_uppercase())) {
             tokens.push(format!("{q}::{base}"));
         }
+        // A C++ identifier's trailing `_` is part of it (`k_sml_`): that
+        // spelling is tried first, the stripped one after (rule 2i).
+        let whole = (plan.shape == NameShape::Cxx && base.ends_with('_') && is_identifier(base))
+            .then_some(base);
+        if whole.is_some() {
+            tokens.push(base.to_owned());
+        }
         tokens.push(base.to_owned());
-        let mut tokens = filter_tokens(tokens);
+        let mut tokens = filter_tokens(tokens, whole);
         tokens.truncate(MAX_PRIMARY);
         raw_candidates = tokens;
     }
+    if k.mangled {
+        plan.shape = NameShape::Cxx;
+    }
+    // A mangled text no demangler read has no scope to compare.
+    if plan.shape == NameShape::Cxx && !(k.mangled && k.demangled_by == DemangledBy::None) {
+        plan.qualifiers = qualifiers_of(&top_level_components(&k.native));
+    }
+    if plan.shape == NameShape::Cxx {
+        let full = kernlens_ident::demangle_full(name).unwrap_or_else(|| cleaned.to_owned());
+        plan.template_args = template_args(&full, &plan.base);
+        if !(k.mangled && k.demangled_by == DemangledBy::None) {
+            plan.template_instance = Some(!plan.template_args.is_empty());
+        }
+    }
     plan.primary = raw_candidates;
-    plan.subwindows = subwindows(&plan.base);
-    plan.prefixes = prefixes(&plan.base);
+    if let Some((class, module)) = cute_symbol(&plan.base) {
+        plan.shape = NameShape::CuteDsl;
+        plan.primary = filter_tokens(vec![class], None);
+        plan.module_text = Some(module);
+    }
+    // Rule 2d: no guessing for C++ or inductor names.
+    if plan.shape.allows_guessing() {
+        plan.subwindows = subwindows(&plan.base);
+        plan.prefixes = prefixes(&plan.base);
+    }
     if plan.primary.is_empty() && plan.subwindows.is_empty() && plan.prefixes.is_empty() {
         plan.refusal = Some(Refusal::NoSearchableKeyword);
     }
@@ -151,23 +205,33 @@ fn underscores(s: &str) -> usize {
     s.bytes().filter(|&b| b == b'_').count()
 }
 
-/// The §6.3 filters, in order.
-fn filter_tokens(tokens: Vec<String>) -> Vec<String> {
+/// The §6.3 filters, in order. The first occurrence of `whole` (a C++
+/// spelling whose trailing `_` is part of it) keeps its `_`.
+fn filter_tokens(tokens: Vec<String>, whole: Option<&str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for t in tokens {
-        let t = t.trim_end_matches('_');
+        let t = match whole {
+            Some(w) if t == w && !out.iter().any(|o| o == w) => t.as_str(),
+            _ => t.trim_end_matches('_'),
+        };
         if t.is_empty() || out.iter().any(|o| o == t) {
             continue;
         }
-        if RETURN_TYPE_WORDS.contains(&t) || EXTRA_TYPE_WORDS.contains(&t) {
-            continue;
-        }
-        if t.chars().count() < MIN_PRIMARY_CHARS || NAMESPACE_BLOCKLIST.contains(&t) {
+        if !keep_primary(t) {
             continue;
         }
         out.push(t.to_owned());
     }
     out
+}
+
+/// The word filters of §6.3 (3)–(5).
+fn keep_primary(t: &str) -> bool {
+    let t = t.trim_end_matches('_');
+    !(RETURN_TYPE_WORDS.contains(&t)
+        || EXTRA_TYPE_WORDS.contains(&t)
+        || t.chars().count() < MIN_PRIMARY_CHARS
+        || NAMESPACE_BLOCKLIST.contains(&t))
 }
 
 /// Splits a native key at top-level `::` and returns the base name and the

@@ -4,11 +4,14 @@
 //! decorated with launch APIs, built by f-strings), `kernlens-locate` walks
 //! the search roots **once**, scans every source file **once** with one
 //! Aho–Corasick automaton over the keywords of all names, and ranks the files
-//! that hit: a definition beats a mention, a re-exporting `__init__.py` never
-//! beats the defining module, and f-string-built names are matched by their
-//! literal head. Every answer says which keyword matched, which files
-//! competed and why the winner won; "not found" is a valid answer and no path
-//! is ever invented.
+//! that hit. A file is named only when it proves the kernel: a definition
+//! in the language the name's shape allows and in the scope its qualifiers
+//! say, a composing site whose template covers the whole name, or a Triton
+//! `repr=` def that composes it. A file that merely mentions a name is kept as
+//! a candidate with `found: false` (`mention_only`). Every answer carries its
+//! `confidence`, says which keyword matched, which files competed and why the
+//! winner won; "not found" is a valid answer and no path is ever invented.
+//! The rules are docs/design/locate.md.
 //!
 //! Not for: reading traces (kernlens-trace; this crate's `trace` feature
 //! only adapts its observer for launcher evidence), computing kernel
@@ -20,7 +23,7 @@
 //! # Example
 //!
 //! ```
-//! use kernlens_locate::{Locator, LocateOptions, Method, SourceKind};
+//! use kernlens_locate::{Confidence, Locator, LocateOptions, Method, SourceKind};
 //!
 //! let dir = tempfile::tempdir()?;
 //! std::fs::create_dir_all(dir.path().join("pkg"))?;
@@ -37,6 +40,7 @@
 //! assert!(results[0].path.as_ref().is_some_and(|p| p.ends_with("pkg/k.py")));
 //! assert_eq!(results[0].line, Some(4));
 //! assert_eq!(results[0].method, Method::Definition);
+//! assert_eq!(results[0].confidence, Confidence::Definition);
 //! assert_eq!(results[0].kind, SourceKind::Triton);
 //! assert_eq!(results[1].reason.as_deref(), Some("runtime_api_name"));
 //!
@@ -46,21 +50,30 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod builder;
+mod cache;
+mod compose;
 mod cxx;
 mod definition;
 mod discover;
 mod error;
+mod evidence;
 mod keywords;
 mod kind;
 mod launcher;
 mod locator;
+mod passes;
 mod python;
+mod rank;
 mod result;
 mod roots;
 #[cfg(feature = "rust-gpu")]
 mod rust_gpu;
 mod scan;
+mod shape;
+mod triton_repr;
 
+pub use builder::LocatorBuilder;
 pub use definition::HitKind;
 pub use discover::{DiscoveryEnv, FRAMEWORK_PACKAGES};
 pub use error::LocateError;
@@ -72,10 +85,15 @@ pub use launcher::{
     DEFAULT_MAX_LAUNCHES, DEFAULT_SKIP_PREFIXES, EventId, Launcher, LauncherEvent, LauncherIndex,
     LauncherIndexBuilder, LauncherOptions,
 };
-pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator, LocatorBuilder};
+pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator};
+pub use passes::TRAMPOLINE_UNBOUND;
 pub use python::{
-    PyAssign, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator, scan_python,
+    PyAssign, PyClass, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator,
+    scan_python,
 };
-pub use result::{Candidate, LauncherReport, LocateResult, Method, Score};
+pub use result::{
+    Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method, Score,
+};
 pub use roots::{RootOrigin, RootWarning, SearchRoot};
 pub use scan::DEFAULT_SKIP_DIRS;
+pub use shape::NameShape;

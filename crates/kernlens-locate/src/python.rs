@@ -23,6 +23,21 @@ pub struct PyDef {
     pub triton: bool,
     /// Decorated with `@flyc.kernel` or `@flyc.jit`.
     pub flydsl: bool,
+    /// The expression of a decorator's `repr=` argument (`_k_repr`, or
+    /// `lambda` for a lambda): Triton names the compiled kernel with it.
+    pub repr: Option<String>,
+}
+
+/// One `class` statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct PyClass {
+    /// The class name.
+    pub name: String,
+    /// 1-based line of the `class` keyword.
+    pub line: usize,
+    /// The base-class expressions, as written (strings blanked).
+    pub bases: Vec<String>,
 }
 
 /// A module-level (column 0) assignment `name = …` or `name: T = …`.
@@ -49,6 +64,9 @@ pub struct PyString {
     pub fstring: bool,
     /// Followed by `.format(`, `%` or `+`: its text is a template that code fills in.
     pub filled_after: bool,
+    /// The whole statement is string literals (a docstring or a bare string
+    /// statement): its text is documentation, never evidence.
+    pub docstring: bool,
 }
 
 /// What the scanner found in one file.
@@ -61,6 +79,32 @@ pub struct PySymbols {
     pub assignments: Vec<PyAssign>,
     /// String literals, in source order.
     pub strings: Vec<PyString>,
+    /// Byte ranges of `#` comments, in source order.
+    pub comments: Vec<(usize, usize)>,
+    /// Every class statement, in source order.
+    pub classes: Vec<PyClass>,
+}
+
+impl PySymbols {
+    /// True when byte `offset` lies in a comment or a docstring: text there
+    /// is not evidence of anything.
+    pub fn is_documentation(&self, offset: usize) -> bool {
+        let in_comment = self
+            .comments
+            .partition_point(|&(start, _)| start <= offset)
+            .checked_sub(1)
+            .is_some_and(|i| offset < self.comments[i].1);
+        in_comment || self.string_at(offset).is_some_and(|s| s.docstring)
+    }
+
+    /// The string literal whose text holds byte `offset` (literals are in
+    /// source order and do not overlap).
+    pub fn string_at(&self, offset: usize) -> Option<&PyString> {
+        let i = self.strings.partition_point(|s| s.start <= offset);
+        self.strings
+            .get(i.checked_sub(1)?)
+            .filter(|s| offset < s.end)
+    }
 }
 
 impl PySymbols {
@@ -71,6 +115,16 @@ impl PySymbols {
             .filter(|d| d.line <= line && line <= d.end_line)
             .max_by_key(|d| d.line)
     }
+}
+
+/// Byte offset where 1-based `line` starts (the text's length past the end).
+pub(crate) fn line_start(bytes: &[u8], line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', bytes)
+        .nth(line - 2)
+        .map_or(bytes.len(), |p| p + 1)
 }
 
 /// True for a Triton decorator's dotted name (§9.3).
@@ -97,8 +151,11 @@ struct Scanner<'a> {
     src: &'a [u8],
     out: PySymbols,
     pending: Vec<String>,
+    pending_repr: Option<String>,
     open_defs: Vec<usize>,
     last_logical_end: usize,
+    /// Index of the first string literal of the current logical line.
+    logical_strings: usize,
 }
 
 /// Scans Python source text.
@@ -127,8 +184,10 @@ pub fn scan_python(text: &str) -> PySymbols {
         src,
         out: PySymbols::default(),
         pending: Vec::new(),
+        pending_repr: None,
         open_defs: Vec::new(),
         last_logical_end: 0,
+        logical_strings: 0,
     };
     let mut i = 0;
     let mut line = 1usize;
@@ -149,13 +208,18 @@ pub fn scan_python(text: &str) -> PySymbols {
             }
             if src[j] == b'#' || src[j] == b'\n' || src[j] == b'\r' {
                 // Blank or comment line: not a logical line.
+                let start = j;
                 while j < src.len() && src[j] != b'\n' {
                     j += 1;
+                }
+                if src[start] == b'#' {
+                    s.out.comments.push((start, j));
                 }
                 i = j + 1;
                 line += 1;
                 continue;
             }
+            s.logical_strings = s.out.strings.len();
             logical = Some(Logical {
                 line,
                 indent,
@@ -170,9 +234,11 @@ pub fn scan_python(text: &str) -> PySymbols {
         let c = src[i];
         match c {
             b'#' => {
+                let start = i;
                 while i < src.len() && src[i] != b'\n' {
                     i += 1;
                 }
+                s.out.comments.push((start, i));
             }
             b'\'' | b'"' => {
                 let (next, lines) = s.string(i, line, &mut cur.code);
@@ -296,6 +362,7 @@ impl Scanner<'_> {
             end: end_exclusive.max(start),
             fstring,
             filled_after,
+            docstring: false,
         });
         code.extend_from_slice(b"\"\"");
         (after, lines)
@@ -313,6 +380,12 @@ impl Scanner<'_> {
         self.last_logical_end = end_line;
         let code = String::from_utf8_lossy(&logical.code);
         let text = code.trim();
+        // A statement of string literals only (each left `""` in `code`).
+        if !text.is_empty() && text.bytes().all(|b| b == b'"' || b.is_ascii_whitespace()) {
+            for s in &mut self.out.strings[self.logical_strings..] {
+                s.docstring = true;
+            }
+        }
         if let Some(rest) = text.strip_prefix('@') {
             let name: String = rest
                 .trim_start()
@@ -321,6 +394,40 @@ impl Scanner<'_> {
                 .filter(|c| *c != ' ')
                 .collect();
             self.pending.push(name);
+            if let Some(r) = repr_argument(rest) {
+                self.pending_repr = Some(r);
+            }
+            return;
+        }
+        if let Some(rest) = text
+            .strip_prefix("class")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        {
+            let rest = rest.trim_start();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let after = rest[name.len()..].trim_start();
+            let bases = after
+                .strip_prefix('(')
+                .and_then(|b| b.rfind(')').map(|e| &b[..e]))
+                .map(|b| {
+                    b.split(',')
+                        .map(|x| x.trim().to_owned())
+                        .filter(|x| !x.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !name.is_empty() {
+                self.out.classes.push(PyClass {
+                    name,
+                    line: logical.line,
+                    bases,
+                });
+            }
+            self.pending.clear();
+            self.pending_repr = None;
             return;
         }
         let def_rest = text
@@ -338,6 +445,7 @@ impl Scanner<'_> {
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             let decorators = std::mem::take(&mut self.pending);
+            let repr = self.pending_repr.take();
             if !name.is_empty() {
                 let triton = decorators.iter().any(|d| is_triton_decorator(d));
                 let flydsl = decorators.iter().any(|d| is_flydsl_decorator(d));
@@ -349,12 +457,14 @@ impl Scanner<'_> {
                     decorators,
                     triton,
                     flydsl,
+                    repr,
                 });
                 self.open_defs.push(self.out.defs.len() - 1);
             }
             return;
         }
         self.pending.clear();
+        self.pending_repr = None;
         if logical.indent == 0
             && let Some(name) = assignment_target(&logical.code)
         {
@@ -364,6 +474,34 @@ impl Scanner<'_> {
             });
         }
     }
+}
+
+/// The `repr=` keyword argument of a decorator call: its expression up to
+/// the next top-level `,` or `)`; `lambda` for a lambda.
+fn repr_argument(decorator: &str) -> Option<String> {
+    let b = decorator.as_bytes();
+    let mut from = 0;
+    while let Some(p) = decorator[from..].find("repr") {
+        let at = from + p;
+        from = at + 4;
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let rest = decorator[at + 4..].trim_start();
+        let Some(expr) = rest.strip_prefix('=').filter(|r| !r.starts_with('=')) else {
+            continue;
+        };
+        let expr = expr.trim_start();
+        if expr.starts_with("lambda") {
+            return Some("lambda".to_owned());
+        }
+        let name: String = expr
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        return (!name.is_empty()).then_some(name);
+    }
+    None
 }
 
 /// `name = …` or `name: T = …` at the start of a logical line; `==` is a

@@ -13,7 +13,7 @@ use crate::kind::SourceKind;
 pub enum Method {
     /// A primary keyword's best file defines it.
     Definition,
-    /// A primary keyword's best file only mentions it.
+    /// The best file only mentions the name: not found (`mention_only`).
     Mention,
     /// Found through a sub-window keyword.
     Subwindow,
@@ -25,6 +25,49 @@ pub enum Method {
     NotFound,
 }
 
+/// The `reason` of a result whose best file only mentions the name.
+pub const MENTION_ONLY: &str = "mention_only";
+
+/// What the answer rests on (locate.md §11). Only the first three make a
+/// result `found`: a file that merely mentions a name does not prove it
+/// holds the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Confidence {
+    /// A definition of the spelling (kernel-strength or ordinary).
+    Definition,
+    /// A composing site whose template matches the whole launched name.
+    Composed,
+    /// The trace's launcher file, confirmed by a definition in that file.
+    Launcher,
+    /// Only mentions: the best file is kept as a candidate, not an answer.
+    Mention,
+    /// No evidence at all (refused, or no hit).
+    None,
+}
+
+impl Confidence {
+    /// True for the confidences that make a result `found`.
+    pub fn proves(self) -> bool {
+        matches!(
+            self,
+            Confidence::Definition | Confidence::Composed | Confidence::Launcher
+        )
+    }
+
+    /// The stable label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Definition => "definition",
+            Confidence::Composed => "composed",
+            Confidence::Launcher => "launcher",
+            Confidence::Mention => "mention",
+            Confidence::None => "none",
+        }
+    }
+}
+
 /// The §8.1 sort components of one candidate (lower is better), plus the
 /// prefix-pass scores.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,6 +75,16 @@ pub enum Method {
 pub struct Score {
     /// 0 kernel definition, 1 ordinary definition, 2 mention.
     pub definition: u8,
+    /// 0 when the hit spells the keyword exactly, 1 for its `_`-prefixed form.
+    pub spelling: u8,
+    /// 1 for an inductor kernel module whose text differs from the source a
+    /// compiled graph's wrapper embeds while another candidate's matches it
+    /// (an autotune benchmark copy); 0 otherwise.
+    pub embedded: u8,
+    /// Characters of a CuTe-DSL symbol's module text that the file's module
+    /// path (dots dropped) ends with (rule 2f; more is better, 0 for other
+    /// names).
+    pub module: usize,
     /// 0 when the file is the resolved launcher file.
     pub launcher: u8,
     /// 0 when the keyword occurs in the file stem.
@@ -46,10 +99,12 @@ pub struct Score {
     pub depth: usize,
     /// Index of the file's root.
     pub root: usize,
-    /// Prefix pass: the file holds a composing literal for the keyword.
+    /// Prefix pass: the file holds a composing site whose template matches
+    /// the whole launched name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub composing: Option<bool>,
-    /// Prefix pass: characters of the launched name the file spells out.
+    /// Prefix pass: literal characters of the launched name that the
+    /// matching template spells out (0 without one); the first sort key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_chars: Option<usize>,
 }
@@ -96,8 +151,10 @@ pub struct LauncherReport {
 pub struct LocateResult {
     /// The name as given.
     pub name: String,
-    /// Whether a file was found.
+    /// Whether a file was found: true only when `confidence` proves it.
     pub found: bool,
+    /// What the answer rests on.
+    pub confidence: Confidence,
     /// The winning file.
     pub path: Option<PathBuf>,
     /// Its line.
@@ -114,7 +171,7 @@ pub struct LocateResult {
     pub keyword: Option<String>,
     /// Every keyword tried, in order.
     pub keywords_tried: Vec<String>,
-    /// A refusal reason or `launcher_unconfirmed`.
+    /// A refusal reason, `mention_only` or `launcher_unconfirmed`.
     pub reason: Option<String>,
     /// The nearest ancestor of the path holding `.git`.
     pub repo_root: Option<PathBuf>,

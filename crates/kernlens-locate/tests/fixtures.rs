@@ -1,10 +1,15 @@
 //! End-to-end scenarios on the built fixture trees (locate.md §13.2, §13.4).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::copy_tree;
+
 use kernlens_locate::{
-    KindContext, LocateOptions, LocateResult, Locator, Method, SourceKind, source_kind_for,
+    Confidence, KindContext, LocateOptions, LocateResult, Locator, Method, SourceKind,
+    source_kind_for,
 };
 
 fn fixture(rel: &str) -> PathBuf {
@@ -18,6 +23,24 @@ fn fixture(rel: &str) -> PathBuf {
 fn locate_in(root: &Path, names: &[&str]) -> Vec<LocateResult> {
     let mut l = Locator::builder().root(root).build().unwrap();
     l.locate_many(names, &LocateOptions::default())
+}
+
+/// The best candidate's path below `root` (a mention-only answer has no `path`).
+fn best_candidate(r: &LocateResult, root: &Path) -> String {
+    r.candidates
+        .first()
+        .map(|c| c.path.strip_prefix(root).unwrap().display().to_string())
+        .unwrap_or_default()
+}
+
+/// A mention-only answer: not found, reason `mention_only`, evidence kept.
+fn assert_mention_only(r: &LocateResult) {
+    assert!(!r.found, "{}", r.name);
+    assert_eq!(r.confidence, Confidence::Mention);
+    assert_eq!(r.reason.as_deref(), Some("mention_only"));
+    assert_eq!(r.method, Method::Mention);
+    assert!(r.path.is_none());
+    assert!(!r.candidates.is_empty());
 }
 
 fn rel(r: &LocateResult, root: &Path) -> String {
@@ -37,6 +60,7 @@ fn s11_defining_module_beats_the_reexporting_init() {
     let root = fixture("vllm_like");
     let r = &locate_in(&root, &["_mxfp8_linear_kernel"])[0];
     assert!(r.found);
+    assert_eq!(r.confidence, Confidence::Definition);
     assert_eq!(rel(r, &root), "vllm/kernels/linear/mxfp8/rocm_native.py");
     assert_eq!(r.method, Method::Definition);
     assert_eq!(r.line, Some(7));
@@ -57,40 +81,28 @@ fn s11_defining_module_beats_the_reexporting_init() {
 }
 
 #[test]
-fn s11b_with_only_mentions_a_module_beats_init() {
+fn s11b_with_only_mentions_nothing_is_found_and_the_module_leads_the_candidates() {
     let root = fixture("mention_only");
     let r = &locate_in(&root, &["_mxfp8_linear_kernel"])[0];
-    assert_eq!(rel(r, &root), "pkg/dispatch.py");
-    assert_eq!(r.method, Method::Mention);
+    assert_mention_only(r);
+    assert_eq!(best_candidate(r, &root), "pkg/dispatch.py");
+    assert_eq!(r.kind, SourceKind::Unknown);
     assert_eq!(r.candidates[1].score.reexport, 1);
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 #[test]
-fn s12_without_the_definer_the_dispatching_mention_wins() {
+fn s12_without_the_definer_the_dispatching_mention_is_only_a_candidate() {
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(&fixture("vllm_like"), tmp.path());
     std::fs::remove_file(tmp.path().join("vllm/kernels/linear/mxfp8/rocm_native.py")).unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let r = &locate_in(&root, &["_mxfp8_linear_kernel"])[0];
-    assert_eq!(rel(r, &root), "vllm/kernels/linear/dispatch.py");
-    assert_eq!(r.method, Method::Mention);
+    assert_mention_only(r);
+    assert_eq!(best_candidate(r, &root), "vllm/kernels/linear/dispatch.py");
 }
 
 #[test]
-fn s13_fstring_composer_is_found_by_its_literal_head() {
+fn s13_fstring_composer_is_found_by_a_template_matching_the_whole_name() {
     let root = fixture("aiter_like");
     let r = &locate_in(
         &root,
@@ -102,9 +114,12 @@ fn s13_fstring_composer_is_found_by_its_literal_head() {
         "aiter/ops/flydsl/kernels/mixed_moe_gemm_2stage.py"
     );
     assert_eq!(r.method, Method::Prefix);
+    assert_eq!(r.confidence, Confidence::Composed);
     assert_eq!(r.keyword.as_deref(), Some("mfma_moe1_silu_mul"));
     assert_eq!(r.candidates[0].score.composing, Some(true));
-    assert_eq!(r.candidates[0].score.prefix_chars, Some(20));
+    // `mfma_moe1_silu_mul_a` `_w` `_` + `_t` `x` `x` + `_pm` + `_` `_v`:
+    // the optional `_vscale_v…` is left out.
+    assert_eq!(r.candidates[0].score.prefix_chars, Some(33));
     assert_eq!(r.function.as_deref(), Some("compile_moe_gemm"));
     assert_eq!(r.line, Some(9));
     assert_eq!(r.kind, SourceKind::Flydsl);
@@ -113,7 +128,7 @@ fn s13_fstring_composer_is_found_by_its_literal_head() {
 }
 
 #[test]
-fn s14_more_spelled_out_characters_win_between_sibling_composers() {
+fn s14_more_literal_characters_win_between_sibling_composers() {
     let root = fixture("aiter_like");
     let r = &locate_in(
         &root,
@@ -123,8 +138,11 @@ fn s14_more_spelled_out_characters_win_between_sibling_composers() {
         rel(r, &root),
         "aiter/ops/flydsl/kernels/mixed_moe_gemm_2stage.py"
     );
-    assert_eq!(r.candidates[0].score.prefix_chars, Some(11));
-    assert_eq!(r.candidates[1].score.prefix_chars, Some(10));
+    assert_eq!(r.confidence, Confidence::Composed);
+    // `mfma_moe2_a` `_w` `_` `_cshuffle` + `_t` `x` `x` + `_vscale_v` + `_pm`
+    // over the sibling's `mfma_moe2_` `_` `_`.
+    assert_eq!(r.candidates[0].score.prefix_chars, Some(39));
+    assert_eq!(r.candidates[1].score.prefix_chars, Some(12));
     assert!(r.candidates[1].path.ends_with("moe_gemm_2stage.py"));
 }
 
@@ -173,9 +191,11 @@ fn s16_only_launch_api_names_walk_nothing() {
 fn s17_option_and_regex_lookalikes_are_matched_literally() {
     let root = fixture("danger");
     let rs = locate_in(&root, &["--danger_kernel", "a.b*[c]_kernel"]);
+    // The file only mentions them (no definition can spell them), so each is
+    // a mention-only candidate, found by literal text.
     for r in &rs {
-        assert!(r.found, "{}", r.name);
-        assert_eq!(rel(r, &root), "literal_names.py");
+        assert_mention_only(r);
+        assert_eq!(best_candidate(r, &root), "literal_names.py");
     }
 }
 
@@ -185,8 +205,8 @@ fn s18_global_kernels_with_templates_and_launch_bounds_are_definitions() {
     let rs = locate_in(
         &root,
         &[
-            "cross_device_reduce_2stage",
-            "add_rmsnorm_quant_kernel",
+            "void aiter::cross_device_reduce_2stage<__hip_bfloat16, 8>(aiter::RankData*, aiter::RankSignals, aiter::Signal*, __hip_bfloat16*, int, int)",
+            "void aiter::add_rmsnorm_quant_kernel<__hip_bfloat16, signed char, 256>(signed char*, __hip_bfloat16 const*, __hip_bfloat16 const*, float const*, float, int)",
             "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bEEv",
         ],
     );
@@ -219,7 +239,7 @@ fn s18_global_kernels_with_templates_and_launch_bounds_are_definitions() {
 #[test]
 fn s19_csrc_definition_wins_and_jinja_is_never_scanned() {
     let root = fixture("aiter_like");
-    let r = &locate_in(&root, &["foo_kernel"])[0];
+    let r = &locate_in(&root, &["foo_kernel(float*, int)"])[0];
     assert_eq!(rel(r, &root), "aiter/csrc/kernels/foo_kernel.cc");
     assert_eq!(r.method, Method::Definition);
     assert_eq!(r.kind, SourceKind::Cpp);
@@ -267,7 +287,7 @@ fn s21_every_source_extension_has_a_known_kind() {
     )
     .unwrap();
     let root = tmp.path().canonicalize().unwrap();
-    let r = &locate_in(&root, &["other_kernel"])[0];
+    let r = &locate_in(&root, &["other_kernel(int)"])[0];
     assert_eq!(rel(r, &root), "pkg/other_kernel.CU");
 }
 
@@ -315,19 +335,23 @@ fn second_call_is_served_from_memory_and_new_names_scan_without_walking() {
     let root = fixture("");
     let mut l = Locator::builder().root(&root).build().unwrap();
     let first = l.locate_many(
-        &["_mxfp8_linear_kernel", "foo_kernel"],
+        &["_mxfp8_linear_kernel", "foo_kernel(float*, int)"],
         &LocateOptions::default(),
     );
+    assert!(first.iter().all(|r| r.found));
     assert!(l.stats().files_walked > 0 && l.stats().bytes_read > 0);
     let again = l.locate_many(
-        &["_mxfp8_linear_kernel", "foo_kernel"],
+        &["_mxfp8_linear_kernel", "foo_kernel(float*, int)"],
         &LocateOptions::default(),
     );
     assert_eq!(first, again);
     assert_eq!(l.stats().bytes_read, 0);
     assert_eq!(l.stats().files_walked, 0);
     assert_eq!(l.stats().cache_hits, l.stats().patterns);
-    let new = l.locate("cross_device_reduce_2stage", &LocateOptions::default());
+    let new = l.locate(
+        "_ZN5aiter26cross_device_reduce_2stageIDF16bLi8ELb0EEEv",
+        &LocateOptions::default(),
+    );
     assert!(new.found);
     assert_eq!(l.stats().files_walked, 0);
     assert!(l.stats().files_scanned > 0);
@@ -447,12 +471,13 @@ fn c12_generated_names_under_a_reusable_root_are_triton_but_in_a_cache_are_gener
 }
 
 #[test]
-fn p5_fake_def_in_a_docstring_is_only_a_mention() {
+fn p5_fake_def_in_a_docstring_is_no_evidence() {
     let root = fixture("classify");
+    // The only occurrence sits in a docstring: no evidence at all (rule 2a).
     let r = &locate_in(&root, &["k_fwd"])[0];
-    assert_eq!(rel(r, &root), "p5_fake_def_in_docstring.py");
-    assert_eq!(r.method, Method::Mention);
-    assert_eq!(r.kind, SourceKind::Python);
+    assert!(!r.found);
+    assert_eq!(r.confidence, Confidence::None);
+    assert!(r.candidates.is_empty());
 }
 
 #[cfg(feature = "rust-gpu")]

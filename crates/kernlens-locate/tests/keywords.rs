@@ -1,6 +1,6 @@
 //! Keyword plans of locate.md §13.1 (S1–S10c).
 
-use kernlens_locate::{Refusal, keywords_for};
+use kernlens_locate::{NameShape, Refusal, keywords_for};
 
 fn v(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
@@ -33,15 +33,46 @@ fn s2_synthetic_op_launch_decoration_is_stripped_and_windows_and_prefixes_follow
 fn s3_mangled_name_gives_the_demangled_base_without_junk_tokens() {
     let plan = keywords_for("_ZN5aiter26cross_device_reduce_2stageIDF16bLi8ELb0EEEv");
     assert_eq!(plan.primary, v(&["cross_device_reduce_2stage"]));
-    assert_eq!(
-        plan.subwindows,
-        v(&[
-            "cross_device_reduce_2stage",
-            "device_reduce_2stage",
-            "reduce_2stage"
-        ])
+    // Rule 2d: a C++ name's segments belong to other functions, so nothing
+    // is guessed from them.
+    assert_eq!(plan.shape, NameShape::Cxx);
+    assert_eq!(plan.qualifiers, Some(v(&["aiter"])));
+    assert!(plan.subwindows.is_empty() && plan.prefixes.is_empty());
+}
+
+#[test]
+fn demangled_and_inductor_names_plan_no_guesses_but_bare_ones_do() {
+    let demangled = keywords_for(
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float>(int, float*)",
     );
-    assert_eq!(plan.prefixes, v(&["cross_device_reduce", "cross_device"]));
+    assert_eq!(demangled.shape, NameShape::Cxx);
+    assert_eq!(
+        demangled.qualifiers,
+        Some(v(&["at", "native", "(anonymous namespace)"]))
+    );
+    assert!(demangled.subwindows.is_empty() && demangled.prefixes.is_empty());
+    let inductor = keywords_for("triton_poi_fused_add_mul_view_2");
+    assert_eq!(inductor.shape, NameShape::Inductor);
+    assert_eq!(inductor.primary, v(&["triton_poi_fused_add_mul_view_2"]));
+    assert!(inductor.subwindows.is_empty() && inductor.prefixes.is_empty());
+    let bare = keywords_for("my_fused_gemm_kernel_fwd");
+    assert_eq!(bare.shape, NameShape::Bare);
+    assert!(!bare.subwindows.is_empty() && !bare.prefixes.is_empty());
+    let wrapped = keywords_for("sglang_profiler::a_b_c_kernel_7");
+    assert_eq!(wrapped.shape, NameShape::Qualified);
+    // A phase tag after a space is not a parameter list.
+    assert_eq!(
+        keywords_for("aiter::fmoe_g1u1 (prefill)").shape,
+        NameShape::Qualified
+    );
+}
+
+#[test]
+fn a_cxx_names_trailing_underscore_is_one_spelling_tried_first() {
+    let plan = keywords_for("void k_sml_<float>(float*, int)");
+    assert_eq!(plan.primary, v(&["k_sml_", "k_sml"]));
+    // A bare name keeps §6.3's strip.
+    assert_eq!(keywords_for("py_kernel_").primary, v(&["py_kernel"]));
 }
 
 #[test]
@@ -198,4 +229,18 @@ fn real_trace_names_key_to_their_base() {
     );
     let i1 = "hipGraphLaunch->_ZN5aiter24add_rmsnorm_quant_kernelIDF16bEEv.kd";
     assert_eq!(keywords_for(i1).primary, v(&["add_rmsnorm_quant_kernel"]));
+}
+
+#[test]
+fn every_source_extension_has_exactly_one_rank_group() {
+    use kernlens_ident::{SOURCE_EXTENSION_RANKS, SOURCE_EXTENSIONS};
+    for ext in SOURCE_EXTENSIONS {
+        let groups = SOURCE_EXTENSION_RANKS
+            .iter()
+            .filter(|g| g.contains(ext))
+            .count();
+        assert_eq!(groups, 1, "{ext}");
+    }
+    let ranked: usize = SOURCE_EXTENSION_RANKS.iter().map(|g| g.len()).sum();
+    assert_eq!(ranked, SOURCE_EXTENSIONS.len());
 }

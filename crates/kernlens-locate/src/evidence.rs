@@ -1,0 +1,131 @@
+//! What a hit proves (§7, §8.2; issue rules 2a–2c): the cached facts of one
+//! hit file for one keyword of one name, and the confidence they give.
+
+use crate::compose::{Composed, best_site};
+use crate::definition::{Classified, HitKind, Query, classify_hits};
+use crate::locator::Locator;
+use crate::python::PySymbols;
+use crate::rank::Ranked;
+use crate::result::{Confidence, Method};
+use crate::triton_repr::repr_match;
+
+/// A composed template must spell out at least this many characters.
+pub(crate) const MIN_PREFIX_CHARS: usize = 6;
+
+/// What ranking needs from one hit file for one keyword (and, in the prefix
+/// pass, one launched name); cached so a repeated call reads no file.
+#[derive(Debug, Clone)]
+pub(crate) struct Facts {
+    pub(crate) class: Classified,
+    /// Prefix pass: the composing site whose template matches the whole name.
+    pub(crate) composed: Option<Composed>,
+    pub(crate) function_at_site: Option<String>,
+}
+
+/// The part of a name that decides what its facts are, as a cache key.
+pub(crate) fn query_key(query: Query<'_>, composed: Option<&str>) -> String {
+    format!(
+        "{:?}|{}|{:?}|{}",
+        query.shape,
+        query.qualifiers.map_or("?".to_owned(), |q| q.join("::")),
+        query.template_instance,
+        composed.unwrap_or("")
+    )
+}
+
+impl Locator {
+    /// The cached facts of one hit file for `kw`; `None` when the file is no
+    /// evidence (the keyword only occurs inside other identifiers, comments
+    /// or docstrings). `composed_name` is the launched name in the prefix pass.
+    pub(crate) fn facts(
+        &mut self,
+        id: u32,
+        kw: &str,
+        query: Query<'_>,
+        composed_name: Option<&str>,
+    ) -> Option<Facts> {
+        let key = (id, kw.to_owned(), query_key(query, composed_name));
+        if let Some(f) = self.cache.facts.get(&key) {
+            return f.clone();
+        }
+        let bytes = self.bytes_of(id)?;
+        let analysis = self.analysis_of(id, &bytes)?;
+        let class = classify_hits(&analysis, &bytes, kw, query);
+        let composed = composed_name.and_then(|name| {
+            let symbols = analysis.python()?;
+            let site = best_site(symbols, &bytes, kw, name);
+            let repr = repr_site(symbols, &bytes, kw, name);
+            match (site, repr) {
+                (Some(s), Some(r)) => Some(if r.literal_chars >= s.literal_chars {
+                    r
+                } else {
+                    s
+                }),
+                (s, r) => s.or(r),
+            }
+        });
+        let facts = match (class, composed) {
+            (_, Some(c)) => Some(Facts {
+                class: Classified {
+                    kind: if c.by_repr {
+                        HitKind::TritonJit
+                    } else {
+                        HitKind::Mention
+                    },
+                    line: c.line,
+                    function: analysis.function_at(c.line),
+                    exact: true,
+                    trampoline: None,
+                    deferred: None,
+                },
+                composed: Some(c),
+                function_at_site: analysis.function_at(c.line),
+            }),
+            (Some(class), None) => Some(Facts {
+                class,
+                composed: None,
+                function_at_site: None,
+            }),
+            (None, None) => None,
+        };
+        self.cache.facts.insert(key, facts.clone());
+        facts
+    }
+}
+
+/// What the best file of a pass proves, or `None` when it only mentions the
+/// name. A prefix keyword proves nothing by itself: only a composing site
+/// whose template matches the whole name does.
+pub(crate) fn proof_of(best: &Ranked, method: Method) -> Option<Confidence> {
+    match method {
+        Method::Prefix => best
+            .composed
+            .filter(|c| c.literal_chars >= MIN_PREFIX_CHARS)
+            .map(|c| {
+                if c.by_repr {
+                    Confidence::Definition
+                } else {
+                    Confidence::Composed
+                }
+            }),
+        _ => (best.class.kind.strength() > 0).then_some(Confidence::Definition),
+    }
+}
+
+/// Rule 2e: the Triton def (spelled `kw` or `_kw`) whose `repr=` composes
+/// the whole launched name, as a composing site at the def's line.
+fn repr_site(symbols: &PySymbols, bytes: &[u8], kw: &str, name: &str) -> Option<Composed> {
+    let underscored = format!("_{kw}");
+    symbols
+        .defs
+        .iter()
+        .filter(|d| d.triton && (d.name == kw || d.name == underscored))
+        .filter_map(|d| {
+            repr_match(symbols, bytes, d, name, None).map(|chars| Composed {
+                line: d.line,
+                literal_chars: chars,
+                by_repr: true,
+            })
+        })
+        .max_by_key(|c| c.literal_chars)
+}
