@@ -2,7 +2,7 @@
 """Score a kernlens binary's `locate` against eval/locate/names.tsv.
 
 Usage: score.py [--bin PATH] [--trees DIR] [--names TSV] [--json] [--tree ID ...]
-                [--verbose]
+                [--row N ...] [--verbose]
 
 For each tree of the table, runs once
     kernlens locate --json --no-discover --root <trees>/<tree> <name>...
@@ -113,6 +113,8 @@ def main():
     ap.add_argument("--trees", default="/work/eval-trees")
     ap.add_argument("--names", default=os.path.join(HERE, "names.tsv"))
     ap.add_argument("--tree", action="append", default=[], help="score only this tree")
+    ap.add_argument("--row", action="append", type=int, default=[],
+                    help="score only this row (1-based data row of the table; repeatable)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="also print keyword, candidates and notes of failing rows")
@@ -125,6 +127,8 @@ def main():
     by_tree = collections.OrderedDict()
     for r in rows:
         if a.tree and r["tree"] not in a.tree:
+            continue
+        if a.row and r["row"] not in a.row:
             continue
         by_tree.setdefault(r["tree"], []).append(r)
     judged, skipped, walls = [], [], {}
