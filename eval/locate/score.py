@@ -99,6 +99,27 @@ def judge(row, res, root):
     }
 
 
+def check_table(rows, trees):
+    """Every expected path exists in its materialized tree; rows of trees that are
+    not materialized are listed, not failed."""
+    bad, missing_trees = 0, set()
+    for r in rows:
+        root = os.path.join(trees, r["tree"])
+        if not os.path.isdir(root):
+            missing_trees.add(r["tree"])
+            continue
+        if r["expected"] != NOT_FOUND and not os.path.isfile(os.path.join(root, r["expected"])):
+            print(f"row {r['row']}: {r['tree']}/{r['expected']} does not exist")
+            bad += 1
+        if not r["categories"] or not r["note"].strip():
+            print(f"row {r['row']}: category and note must not be empty")
+            bad += 1
+    nf = sum(r["expected"] == NOT_FOUND for r in rows)
+    print(f"{len(rows)} rows ({nf} NOT_FOUND) over {len({r['tree'] for r in rows})} trees; "
+          f"{bad} problem(s); trees not materialized: {sorted(missing_trees) or 'none'}")
+    return 1 if bad else 0
+
+
 def short(s, n=70):
     return s if len(s) <= n else s[: n - 3] + "..."
 
@@ -119,7 +140,11 @@ def main():
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="also print keyword, candidates and notes of failing rows")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--check-table", action="store_true",
+                    help="only check the table against the trees (every expected file exists) and exit")
     a = ap.parse_args()
+    if a.check_table:
+        return check_table(read_rows(a.names), a.trees)
     if not os.access(a.bin, os.X_OK):
         print(f"score.py: no executable kernlens at {a.bin}", file=sys.stderr)
         return 2
