@@ -9,8 +9,9 @@ stamp matches is left alone, so running the script twice does nothing the second
 time. Downloaded archives are kept in DEST/_downloads/ (never in the repository).
 
 Three kinds of source:
-  pip    exact pinned wheels from PyPI (`pip download --no-deps --only-binary :all:`),
-         unzipped together into one tree, laid out as site-packages would be.
+  pip    exact wheel files from PyPI (`pip download --no-deps --only-binary :all:` with
+         the platform/ABI tags of the pinned file name, then a sha256 check), unzipped
+         together into one tree, laid out as site-packages would be.
   git    a public GitHub repository at a pinned commit, taken from a bare git
          directory (every blob of the commit, as `git archive <commit> | tar -x` would
          write it, leaving out blobs the mirror lacks). The bare directory is the one the
@@ -24,6 +25,7 @@ Three kinds of source:
 """
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -38,14 +40,34 @@ SHARED = os.environ.get("KERNLENS_SHARED", "/work/shared")
 # facts about exactly these files.
 TREES = {
     # pip wheels
-    "site-vllm": {"kind": "pip", "reqs": ["vllm==0.33.0", "triton-kernels==0.1.0"]},
-    "site-sglang": {"kind": "pip", "reqs": ["sglang==0.5.10.post1", "sgl-kernel==0.3.21"]},
-    "liger-kernel": {"kind": "pip", "reqs": ["liger-kernel==0.8.5"]},
-    "fla-core": {"kind": "pip", "reqs": ["fla-core==0.6.0"]},
-    "flashinfer": {"kind": "pip", "reqs": ["flashinfer-python==0.7.4"]},
-    "flydsl": {"kind": "pip", "reqs": ["flydsl==0.5.0"]},
-    "torch": {"kind": "pip", "reqs": ["torch==2.11.0"]},
-    "xformers-wheel": {"kind": "pip", "reqs": ["xformers==0.0.35"]},
+    "site-vllm": {"kind": "pip", "wheels": [
+        ["vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl",
+         "4b6bdec4ab269990bf70d45a3c1e94c3760a27064513760193b26d6f0da883aa"],
+        ["triton_kernels-0.1.0-py3-none-any.whl",
+         "ab8f697e1504c7b02b130f22054eb32cb36d5607730ddaf94be92dd7d38ebddd"]]},
+    "site-sglang": {"kind": "pip", "wheels": [
+        ["sglang-0.5.10.post1-py3-none-any.whl",
+         "a854a68b11caf6b4b55c241a44378a7cdede7ede325db85c955f131506703bc6"],
+        ["sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl",
+         "57dfb3a2a3cd759f499c32e2bad5f6489b7c58f7f9a84ee00c53ec92d303aaab"]]},
+    "liger-kernel": {"kind": "pip", "wheels": [
+        ["liger_kernel-0.8.5-py3-none-any.whl",
+         "60789cd576af073ab9b192b570d2597fd0cdad489cd62fb44fb16256d43754c9"]]},
+    "fla-core": {"kind": "pip", "wheels": [
+        ["fla_core-0.6.0-py3-none-any.whl",
+         "b0708b70e0b119cd58a0a5146ea56cb175cef6ed969d8ac60267e3e077ce3ebd"]]},
+    "flashinfer": {"kind": "pip", "wheels": [
+        ["flashinfer_python-0.7.4-py3-none-any.whl",
+         "a051a62e09a2738e8b0de47a1944fd2f0f3eff01b728b662141ea660cb09dd32"]]},
+    "flydsl": {"kind": "pip", "wheels": [
+        ["flydsl-0.5.0-cp311-cp311-manylinux_2_27_x86_64.whl",
+         "e8152bff6d02269236a2d7522592d97d856f7712e8a3c6b91136df4bc4221e22"]]},
+    "torch": {"kind": "pip", "wheels": [
+        ["torch-2.11.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+         "7aa2f9bbc6d4595ba72138026b2074be1233186150e9292865e04b7a63b8c67a"]]},
+    "xformers-wheel": {"kind": "pip", "wheels": [
+        ["xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl",
+         "ccc73c7db9890224ab05f5fb60e2034f9e6c8672a10be0cf00e95cbbae3eda7c"]]},
     # git repositories at pinned commits (need `fetch github:<repo>` first)
     "flash-attention": {"kind": "git", "repo": "Dao-AILab/flash-attention",
                         "commit": "0251105a2fb19d2957484b7f023cd8c115286ced"},
@@ -99,30 +121,47 @@ def count_files(root):
     return n
 
 
-def wheel_for(downloads, req):
-    name, version = req.split("==")
-    norm = name.replace("-", "_").lower()
-    for f in sorted(os.listdir(downloads)):
-        low = f.lower()
-        if low.endswith(".whl") and low.startswith(f"{norm}-{version}-"):
-            return os.path.join(downloads, f)
-    return None
+def pip_download_args(filename):
+    """pip options that select exactly this wheel file (its name's tags), whatever
+    Python runs this script."""
+    _name, _ver, py, abi, plat = filename[: -len(".whl")].split("-")[-5:]
+    args = []
+    if plat != "any":
+        args += ["--platform", plat]
+    if py.startswith("cp"):
+        args += ["--implementation", "cp", "--python-version", f"{py[2]}.{py[3:]}",
+                 "--abi", abi]
+    elif plat != "any":
+        args += ["--python-version", "3.11", "--abi", abi]
+    return args
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def make_pip(dest, tree, spec, staging):
     downloads = os.path.join(dest, "_downloads")
     os.makedirs(downloads, exist_ok=True)
-    for req in spec["reqs"]:
-        whl = wheel_for(downloads, req)
-        if whl is None:
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps",
-                   "--only-binary", ":all:", "-d", downloads, req]
+    for filename, sha in spec["wheels"]:
+        whl = os.path.join(downloads, filename)
+        if not os.path.isfile(whl):
+            name, version = filename.split("-")[:2]
+            req = f"{name.replace('_', '-')}=={version}"
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
+                   ":all:", *pip_download_args(filename), "-d", downloads, req]
             print("  $", " ".join(cmd), flush=True)
             subprocess.run(cmd, check=True)
-            whl = wheel_for(downloads, req)
-            if whl is None:
-                raise SystemExit(f"pip downloaded no wheel for {req}")
-        print(f"  unzip {os.path.basename(whl)}", flush=True)
+            if not os.path.isfile(whl):
+                raise SystemExit(f"pip did not download {filename}")
+        got = sha256_of(whl)
+        if got != sha:
+            raise SystemExit(f"{whl}: sha256 {got}, expected {sha} (a different build?)")
+        print(f"  unzip {filename} (sha256 ok)", flush=True)
         with zipfile.ZipFile(whl) as z:
             z.extractall(staging)
 
