@@ -48,15 +48,17 @@ def read_rows(path):
 
 
 def rel(path, root):
+    """A result path made relative to the tree root (kernlens reports paths as
+    walked, under the root as given; a resolved root is tried too)."""
     if path is None:
         return None
     p = os.path.normpath(path)
-    if os.path.isabs(p):
-        try:
-            return os.path.relpath(p, os.path.realpath(root)) if not p.startswith(root) \
-                else os.path.relpath(p, root)
-        except ValueError:
-            return p
+    if not os.path.isabs(p):
+        return p
+    for base in (root, os.path.realpath(root)):
+        r = os.path.relpath(p, base)
+        if not r.startswith(".."):
+            return r
     return p
 
 
