@@ -2,7 +2,7 @@
 """Score a kernlens binary's `locate` against eval/locate/names.tsv.
 
 Usage: score.py [--bin PATH] [--trees DIR] [--names TSV] [--json] [--tree ID ...]
-                [--row N ...] [--verbose]
+                [--row N ...] [--against OLD.json] [--check-table] [--verbose]
 
 For each tree of the table, runs once
     kernlens locate --json --no-discover --root <trees>/<tree> <name>...
@@ -122,6 +122,24 @@ def check_table(rows, trees):
     return 1 if bad else 0
 
 
+def print_changes(path, judged):
+    """Rows whose verdict differs from a previous --json run (matched by tree and
+    name, so rows added since then are listed as new)."""
+    with open(path) as f:
+        before = {(r["tree"], r["name"]): r for r in json.load(f)["rows"]}
+    fixed, broke, new = [], [], []
+    for j in judged:
+        b = before.get((j["tree"], j["name"]))
+        if b is None:
+            new.append(j)
+        elif b["pass"] != j["pass"]:
+            (fixed if j["pass"] else broke).append(j)
+    print(f"against {path}: {len(fixed)} fixed, {len(broke)} broken, {len(new)} new rows")
+    for label, rows in (("fixed", fixed), ("BROKEN", broke)):
+        for j in rows:
+            print(f"  {label:6} {j['row']:3} {j['tree']:15} {short(j['name'])}")
+
+
 def short(s, n=70):
     return s if len(s) <= n else s[: n - 3] + "..."
 
@@ -142,6 +160,8 @@ def main():
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="also print keyword, candidates and notes of failing rows")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--against", metavar="JSON",
+                    help="a previous `--json` result: also list the rows whose verdict changed")
     ap.add_argument("--check-table", action="store_true",
                     help="only check the table against the trees (every expected file exists) and exit")
     a = ap.parse_args()
@@ -233,6 +253,8 @@ def main():
         print("per tree:")
         for t, s in trees.items():
             print(f"  {t:28} {s[0]:3}/{s[1]:<3} {pct(s[0], s[1]):5.1f}%  ({walls.get(t)} s)")
+        if a.against:
+            print_changes(a.against, judged)
     return 0 if passed == total else 1
 
 
