@@ -14,8 +14,10 @@ and compares each result with the row's expectation:
 Prints one line per row, then top-1 % overall, NOT_FOUND false positives, and scores
 per category and per tree. `--json` prints one machine-readable document instead
 (schema `kernlens.locate.eval/1`). Rows whose tree is not materialized are SKIPPED
-(and counted as such, never as passes). Exit status: 0 when every scored row passes,
-1 when some fail, 2 on a usage or run error.
+(and counted as such, never as passes); when kernlens fails on a tree (bad exit,
+bad JSON, timeout) that tree's rows fail and the other trees are still scored.
+Exit status: 0 when every scored row passes, 1 when some fail, 2 on a usage error
+or when kernlens failed on some tree.
 """
 
 import argparse
@@ -78,10 +80,12 @@ def run_tree(binary, root, names, timeout):
     return results, wall
 
 
-def judge(row, res, root):
+def judge(row, res, root, errored=False):
     found = bool(res.get("found"))
     got = rel(res.get("path"), root) if found else None
-    if row["expected"] == NOT_FOUND:
+    if errored:
+        ok = False
+    elif row["expected"] == NOT_FOUND:
         ok = not found
     else:
         ok = found and got == os.path.normpath(row["expected"])
@@ -178,7 +182,7 @@ def main():
         if a.row and r["row"] not in a.row:
             continue
         by_tree.setdefault(r["tree"], []).append(r)
-    judged, skipped, walls = [], [], {}
+    judged, skipped, walls, errors = [], [], {}, []
     for tree, trows in by_tree.items():
         root = os.path.join(a.trees, tree)
         if not os.path.isdir(root):
@@ -187,10 +191,16 @@ def main():
         try:
             results, wall = run_tree(a.bin, root, [r["name"] for r in trows], a.timeout)
         except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+            # One tree's crash or timeout must not hide the other trees' scores:
+            # its rows fail (a NOT_FOUND row is not counted as a pass either).
             print(f"score.py: {tree}: {e}", file=sys.stderr)
-            return 2
-        walls[tree] = round(wall, 2)
-        judged.extend(judge(r, res, root) for r, res in zip(trows, results))
+            errors.append(tree)
+            results = [{"found": False, "method": "error", "reason": f"error: {e}"[:300]}
+                       for _ in trows]
+            wall = None
+        walls[tree] = round(wall, 2) if wall is not None else None
+        judged.extend(judge(r, res, root, errored=wall is None)
+                      for r, res in zip(trows, results))
     judged.sort(key=lambda j: j["row"])
     notes = {r["row"]: r["note"] for r in rows}
 
@@ -217,6 +227,7 @@ def main():
         "not_found_rows": len(nf_rows),
         "not_found_false_positives": len(fp),
         "skipped": len(skipped),
+        "errored_trees": errors,
         "per_category": {c: {"passed": s[0], "rows": s[1]} for c, s in cats.items()},
         "per_tree": {t: {"passed": s[0], "rows": s[1], "wall_s": walls.get(t)}
                      for t, s in trees.items()},
@@ -247,6 +258,8 @@ def main():
         print(f"NOT_FOUND false positives (found: true on a NOT_FOUND row): {len(fp)}")
         if skipped:
             print(f"skipped rows (tree missing): {len(skipped)}")
+        if errors:
+            print(f"trees where kernlens failed (their rows count as failures): {errors}")
         print("per category:")
         for c, s in cats.items():
             print(f"  {c:28} {s[0]:3}/{s[1]:<3} {pct(s[0], s[1]):5.1f}%")
@@ -255,6 +268,8 @@ def main():
             print(f"  {t:28} {s[0]:3}/{s[1]:<3} {pct(s[0], s[1]):5.1f}%  ({walls.get(t)} s)")
         if a.against:
             print_changes(a.against, judged)
+    if errors:
+        return 2
     return 0 if passed == total else 1
 
 
