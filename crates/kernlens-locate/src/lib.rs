@@ -54,6 +54,7 @@ mod keywords;
 mod kind;
 mod launcher;
 mod locator;
+mod path_json;
 mod python;
 mod result;
 mod roots;
