@@ -15,8 +15,6 @@ use ignore::{WalkBuilder, WalkState};
 
 /// Offsets kept per (file, keyword).
 pub(crate) const MAX_OFFSETS: usize = 16;
-/// Files this large or larger are memory-mapped instead of read.
-const MMAP_FROM: u64 = 64 * 1024;
 /// The binary check looks for a NUL byte in this many leading bytes.
 const BINARY_PEEK: usize = 8 * 1024;
 
@@ -376,6 +374,22 @@ pub(crate) fn scan_file(
     counters: &ScanCounters,
     budget: usize,
 ) -> Scanned {
+    // The read buffer is lent out of the scratch so the scan can use the rest.
+    let mut buf = std::mem::take(&mut scratch.buf);
+    let scanned = read_and_scan(path, size, &mut buf, patterns, scratch, counters, budget);
+    scratch.buf = buf;
+    scanned
+}
+
+fn read_and_scan(
+    path: &Path,
+    size: u64,
+    buf: &mut Vec<u8>,
+    patterns: Option<&Patterns>,
+    scratch: &mut Scratch,
+    counters: &ScanCounters,
+    budget: usize,
+) -> Scanned {
     let none = |state| Scanned {
         state,
         hits: Vec::new(),
@@ -384,24 +398,16 @@ pub(crate) fn scan_file(
     let Ok(file) = File::open(path) else {
         return none(FileState::Unreadable);
     };
-    let map;
-    let data: &[u8] = if size >= MMAP_FROM {
-        // SAFETY: the map is read-only and dropped before this function
-        // returns; a file truncated meanwhile can fault, the accepted risk of
-        // every mmap-based searcher (ripgrep makes the same choice).
-        map = match unsafe { memmap2::Mmap::map(&file) } {
-            Ok(m) => m,
-            Err(_) => return none(FileState::Unreadable),
-        };
-        &map[..]
-    } else {
-        scratch.buf.clear();
-        let mut f = file;
-        if f.read_to_end(&mut scratch.buf).is_err() {
-            return none(FileState::Unreadable);
-        }
-        &scratch.buf
-    };
+    // Read, never mapped: each file is searched once, right after the read
+    // while it is in cache, and mapping costs more in page faults than the
+    // copy. The size is known: reserve it (and one byte to see the end) and
+    // read through `take`, which skips the `fstat` of `File::read_to_end`.
+    buf.clear();
+    buf.reserve(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    if (&file).take(u64::MAX).read_to_end(buf).is_err() {
+        return none(FileState::Unreadable);
+    }
+    let data: &[u8] = buf;
     counters
         .bytes_read
         .fetch_add(data.len() as u64, Ordering::Relaxed);
@@ -411,18 +417,7 @@ pub(crate) fn scan_file(
     }
     counters.files_scanned.fetch_add(1, Ordering::Relaxed);
     let hits = match patterns {
-        Some(p) => {
-            // The bytes may live in `scratch.buf`: lend the rest apart.
-            let mut s = Scratch {
-                slot: std::mem::take(&mut scratch.slot),
-                hits: std::mem::take(&mut scratch.hits),
-                buf: Vec::new(),
-            };
-            let h = scan_bytes(p, data, &mut s);
-            scratch.slot = s.slot;
-            scratch.hits = s.hits;
-            h
-        }
+        Some(p) => scan_bytes(p, data, scratch),
         None => Vec::new(),
     };
     let mut bytes = None;
@@ -461,11 +456,15 @@ impl Drop for Sink {
     }
 }
 
-fn admitted(name: &str, extensions: &[String]) -> bool {
-    let lower = name.to_ascii_lowercase();
-    extensions
-        .iter()
-        .any(|e| lower.len() > e.len() && lower.ends_with(e.as_str()))
+/// Whether a file name ends with one of `extensions` (ASCII case ignored),
+/// with something before it. Compared on the name's bytes: this runs for
+/// every walked file, so it neither decodes nor allocates.
+fn admitted(name: &std::ffi::OsStr, extensions: &[String]) -> bool {
+    let name = name.as_encoded_bytes();
+    extensions.iter().any(|e| {
+        let e = e.as_bytes();
+        name.len() > e.len() && name[name.len() - e.len()..].eq_ignore_ascii_case(e)
+    })
 }
 
 /// Walks every root once, in parallel, and scans each admitted file as it is
@@ -525,7 +524,7 @@ pub(crate) fn walk_and_scan(
             let Some(ft) = entry.file_type() else {
                 return WalkState::Continue;
             };
-            if ft.is_dir() || !admitted(&entry.file_name().to_string_lossy(), plan.extensions) {
+            if ft.is_dir() || !admitted(entry.file_name(), plan.extensions) {
                 return WalkState::Continue;
             }
             let path = entry.path();
@@ -542,11 +541,16 @@ pub(crate) fn walk_and_scan(
                 return WalkState::Continue;
             }
             let (size, mtime, dev, ino) = stamp(&meta);
-            let root = owners
-                .iter()
-                .filter(|(_, r)| path.starts_with(r))
-                .max_by_key(|(_, r)| r.as_os_str().len())
-                .map_or(0, |(i, _)| *i);
+            // One walked root owns everything; several need the deepest
+            // one that holds the path.
+            let root = match owners.as_slice() {
+                [(only, _)] => *only,
+                _ => owners
+                    .iter()
+                    .filter(|(_, r)| path.starts_with(r))
+                    .max_by_key(|(_, r)| r.as_os_str().len())
+                    .map_or(0, |(i, _)| *i),
+            };
             let mut walked = Walked {
                 entry: FileEntry {
                     path: path.to_path_buf(),
