@@ -71,13 +71,13 @@ fn non_utf8_paths_are_written_lossily_with_their_bytes_in_hex() {
     let candidates = r["candidates"].as_array().unwrap();
     let winner = candidates
         .iter()
-        .find(|c| c["path_bytes"] == Value::from(want_hex.clone()))
+        .find(|c| c["path_bytes"] == want_hex.as_str())
         .expect("the winner is among the candidates with its bytes");
     assert_eq!(winner["path"], r["path"]);
     // UTF-8 paths carry no bytes field.
     let utf8 = candidates
         .iter()
-        .find(|c| c["path"] == Value::from(root.join("use.py").to_str().unwrap()));
+        .find(|c| c["path"] == root.join("use.py").to_str().unwrap());
     if let Some(c) = utf8 {
         assert!(c.get("path_bytes").is_none(), "{c}");
     }
