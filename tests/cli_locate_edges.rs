@@ -18,6 +18,20 @@ fn kernlens(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `kernlens locate --root ROOT --no-discover ARGS...`; the root may be any
+/// OS path, UTF-8 or not.
+fn locate(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kernlens"))
+        .arg("locate")
+        .arg("--root")
+        .arg(root)
+        .arg("--no-discover")
+        .args(args)
+        .env_remove("KERNLENS_SOURCE_ROOTS")
+        .output()
+        .unwrap()
+}
+
 fn json(out: &Output) -> Value {
     assert!(
         out.status.success(),
@@ -49,15 +63,7 @@ fn non_utf8_paths_are_written_lossily_with_their_bytes_in_hex() {
     .unwrap();
     // A UTF-8 file that only mentions the kernel: a second candidate.
     std::fs::write(root.join("use.py"), "from x import _edge_path_kernel\n").unwrap();
-    let out = kernlens(&[
-        "locate",
-        "--root",
-        root.to_str().unwrap(),
-        "--no-discover",
-        "--json",
-        "_edge_path_kernel",
-    ]);
-    let doc = json(&out);
+    let doc = json(&locate(&root, &["--json", "_edge_path_kernel"]));
     let r = &doc["results"][0];
     assert_eq!(r["found"], true, "{r}");
     let want_hex = hex(&bad.clone().into_os_string().into_vec());
@@ -83,13 +89,7 @@ fn non_utf8_paths_are_written_lossily_with_their_bytes_in_hex() {
     }
     assert!(doc["roots"][0].get("path_bytes").is_none());
     // The table output does not fail either.
-    let out = kernlens(&[
-        "locate",
-        "--root",
-        root.to_str().unwrap(),
-        "--no-discover",
-        "_edge_path_kernel",
-    ]);
+    let out = locate(&root, &["_edge_path_kernel"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("k\u{fffd}.py"));
 }
@@ -106,15 +106,7 @@ fn a_non_utf8_root_is_written_lossily_with_its_bytes() {
         .join(std::ffi::OsStr::from_bytes(b"r\xfeot"));
     std::fs::create_dir(&root).unwrap();
     std::fs::write(root.join("k.py"), "def _edge_root_kernel():\n    pass\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_kernlens"))
-        .arg("locate")
-        .arg("--root")
-        .arg(&root)
-        .args(["--no-discover", "--json", "_edge_root_kernel"])
-        .env_remove("KERNLENS_SOURCE_ROOTS")
-        .output()
-        .unwrap();
-    let doc = json(&out);
+    let doc = json(&locate(&root, &["--json", "_edge_root_kernel"]));
     assert_eq!(
         doc["roots"][0]["path_bytes"],
         Value::from(hex(&root.clone().into_os_string().into_vec()))
