@@ -142,11 +142,8 @@ pub fn keywords_for(name: &str) -> KeywordPlan {
         // Neither demangler read it: every length-prefixed identifier is a
         // candidate, most `_` first, then longest.
         let mut tokens = filter_tokens(lenient_identifiers(&k.native), None);
-        tokens.sort_by(|a, b| {
-            underscores(b)
-                .cmp(&underscores(a))
-                .then(b.len().cmp(&a.len()))
-        });
+        // Stable, so equal tokens keep their order of appearance.
+        tokens.sort_by_cached_key(|t| std::cmp::Reverse((underscores(t), t.len())));
         tokens.truncate(MAX_PRIMARY);
         plan.base = tokens.first().cloned().unwrap_or_default();
         raw_candidates = tokens;
@@ -209,17 +206,21 @@ fn underscores(s: &str) -> usize {
 /// spelling whose trailing `_` is part of it) keeps its `_`.
 fn filter_tokens(tokens: Vec<String>, whole: Option<&str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    // A set beside the list: a mangled name can hold tens of thousands of
+    // identifiers, and a list lookup per token would be quadratic.
+    let mut seen: foldhash::HashSet<String> = foldhash::HashSet::default();
     for t in tokens {
         let t = match whole {
-            Some(w) if t == w && !out.iter().any(|o| o == w) => t.as_str(),
+            Some(w) if t == w && !seen.contains(w) => t.as_str(),
             _ => t.trim_end_matches('_'),
         };
-        if t.is_empty() || out.iter().any(|o| o == t) {
+        if t.is_empty() || seen.contains(t) {
             continue;
         }
         if !keep_primary(t) {
             continue;
         }
+        seen.insert(t.to_owned());
         out.push(t.to_owned());
     }
     out
@@ -320,15 +321,57 @@ fn lenient_identifiers(text: &str) -> Vec<String> {
     out
 }
 
-fn segments(s: &str) -> Vec<&str> {
-    s.split('_').filter(|p| !p.is_empty()).collect()
+/// A name's `_`-separated segments joined back with single `_`s, and the end
+/// offset of each segment in that text: every window and prefix of §6.4–§6.5
+/// is a slice of it, so planning never joins segments more than once.
+struct Joined {
+    text: String,
+    ends: Vec<usize>,
 }
 
+impl Joined {
+    fn new(s: &str) -> Joined {
+        let mut text = String::with_capacity(s.len());
+        let mut ends = Vec::new();
+        for seg in s.split('_').filter(|p| !p.is_empty()) {
+            if !text.is_empty() {
+                text.push('_');
+            }
+            text.push_str(seg);
+            ends.push(text.len());
+        }
+        Joined { text, ends }
+    }
+
+    /// Segments `from..` joined (`from` < segment count).
+    fn suffix(&self, from: usize) -> &str {
+        let start = if from == 0 {
+            0
+        } else {
+            self.ends[from - 1] + 1
+        };
+        &self.text[start..]
+    }
+
+    /// Segments `..n` joined (`n` ≥ 1).
+    fn prefix(&self, n: usize) -> &str {
+        &self.text[..self.ends[n - 1]]
+    }
+}
+
+/// Whether a window of at least two segments is kept: windows of two or more
+/// segments contain a `_`, so they are never all digits and the length test
+/// is the whole of the rule.
 fn keep_window(w: &str) -> bool {
-    w.chars().count() >= MIN_WINDOW_CHARS && !w.bytes().all(|b| b.is_ascii_digit())
+    w.chars().nth(MIN_WINDOW_CHARS - 1).is_some()
 }
 
 /// §6.4: windows that drop leading segments, longest first.
+///
+/// Dropping a non-empty segment shortens the window, so the windows come out
+/// distinct and longest first, and once one is too short every later one is:
+/// the first `MAX_SUBWINDOWS` kept are the answer, and the work is
+/// `MAX_SUBWINDOWS` copies however many segments the name has.
 fn subwindows(base: &str) -> Vec<String> {
     let trimmed = match base.rfind('_') {
         Some(i) if i + 1 < base.len() && base[i + 1..].bytes().all(|b| b.is_ascii_digit()) => {
@@ -336,37 +379,96 @@ fn subwindows(base: &str) -> Vec<String> {
         }
         _ => base,
     };
-    let segs = segments(trimmed);
-    if segs.len() < 3 {
+    let joined = Joined::new(trimmed);
+    let segs = joined.ends.len();
+    if segs < 3 {
         return Vec::new();
     }
-    let mut out: Vec<String> = Vec::new();
-    for start in 0..segs.len() - 1 {
-        let w = segs[start..].join("_");
-        if keep_window(&w) && !out.contains(&w) {
-            out.push(w);
-        }
-    }
-    out.sort_by_key(|w| std::cmp::Reverse(w.len()));
-    out.truncate(MAX_SUBWINDOWS);
-    out
+    (0..segs - 1)
+        .map(|start| joined.suffix(start))
+        .take_while(|w| keep_window(w))
+        .take(MAX_SUBWINDOWS)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// §6.5: prefixes that drop trailing segments; the 8 shortest, longest first.
+///
+/// Prefixes grow with their segment count, so the kept ones are the
+/// `MAX_PREFIXES` shortest from the first long enough, reversed.
 fn prefixes(base: &str) -> Vec<String> {
-    let segs = segments(base);
-    if segs.len() < 3 {
+    let joined = Joined::new(base);
+    let segs = joined.ends.len();
+    if segs < 3 {
         return Vec::new();
     }
-    let mut out: Vec<String> = (2..segs.len())
-        .rev()
-        .map(|n| segs[..n].join("_"))
-        .filter(|p| keep_window(p))
+    let mut out: Vec<String> = (2..segs)
+        .map(|n| joined.prefix(n))
+        .skip_while(|p| !keep_window(p))
+        .take(MAX_PREFIXES)
+        .map(str::to_owned)
         .collect();
-    out.dedup();
-    // Longest first already; keep the shortest MAX_PREFIXES.
-    if out.len() > MAX_PREFIXES {
-        out.drain(..out.len() - MAX_PREFIXES);
-    }
+    out.reverse();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// §6.4 and §6.5 as written: every window joined, filtered, deduplicated,
+    /// sorted and cut (quadratic in the segment count).
+    fn reference(base: &str) -> (Vec<String>, Vec<String>) {
+        let keep = |w: &str| {
+            w.chars().count() >= MIN_WINDOW_CHARS && !w.bytes().all(|b| b.is_ascii_digit())
+        };
+        let trimmed = match base.rfind('_') {
+            Some(i) if i + 1 < base.len() && base[i + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+                &base[..i]
+            }
+            _ => base,
+        };
+        let segs: Vec<&str> = trimmed.split('_').filter(|p| !p.is_empty()).collect();
+        let mut windows: Vec<String> = Vec::new();
+        if segs.len() >= 3 {
+            for start in 0..segs.len() - 1 {
+                let w = segs[start..].join("_");
+                if keep(&w) && !windows.contains(&w) {
+                    windows.push(w);
+                }
+            }
+        }
+        windows.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        windows.truncate(MAX_SUBWINDOWS);
+        let segs: Vec<&str> = base.split('_').filter(|p| !p.is_empty()).collect();
+        let mut prefixes: Vec<String> = Vec::new();
+        if segs.len() >= 3 {
+            prefixes = (2..segs.len())
+                .rev()
+                .map(|n| segs[..n].join("_"))
+                .filter(|p| keep(p))
+                .collect();
+            prefixes.dedup();
+            if prefixes.len() > MAX_PREFIXES {
+                prefixes.drain(..prefixes.len() - MAX_PREFIXES);
+            }
+        }
+        (windows, prefixes)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        // The linear planner is the quadratic rule, on names of every shape:
+        // empty and repeated `_`, digit runs, multi-byte characters.
+        #[test]
+        fn linear_windows_and_prefixes_equal_the_joined_rule(
+            parts in prop::collection::vec(prop::sample::select(&[
+                "a", "ab", "abc", "kernel", "7", "42", "_", "__", "\u{e9}", "\u{1f600}", "x1",
+            ][..]), 0..24)
+        ) {
+            let base = parts.concat();
+            prop_assert_eq!((subwindows(&base), prefixes(&base)), reference(&base));
+        }
+    }
 }

@@ -113,7 +113,9 @@ pub struct Score {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Candidate {
-    /// The file, as walked.
+    /// The file, as walked. JSON: `path` (lossy text) and, when the path is
+    /// not valid UTF-8, `path_bytes` (its bytes in hex).
+    #[serde(flatten, serialize_with = "crate::path_json::required_path_with_bytes")]
     pub path: PathBuf,
     /// The line of its best hit.
     pub line: Option<usize>,
@@ -130,6 +132,7 @@ pub struct LauncherReport {
     /// The frame path as the trace records it.
     pub path: String,
     /// The frame path resolved on this machine (§10.3), or null.
+    #[serde(serialize_with = "crate::path_json::lossy")]
     pub resolved_path: Option<PathBuf>,
     /// The frame's line.
     pub line: usize,
@@ -155,7 +158,9 @@ pub struct LocateResult {
     pub found: bool,
     /// What the answer rests on.
     pub confidence: Confidence,
-    /// The winning file.
+    /// The winning file. JSON: `path` (lossy text or null) and, when the
+    /// path is not valid UTF-8, `path_bytes` (its bytes in hex).
+    #[serde(flatten, serialize_with = "crate::path_json::path_with_bytes")]
     pub path: Option<PathBuf>,
     /// Its line.
     pub line: Option<usize>,
@@ -174,6 +179,7 @@ pub struct LocateResult {
     /// A refusal reason, `mention_only` or `launcher_unconfirmed`.
     pub reason: Option<String>,
     /// The nearest ancestor of the path holding `.git`.
+    #[serde(serialize_with = "crate::path_json::lossy")]
     pub repo_root: Option<PathBuf>,
     /// Up to 5 candidates, best first.
     pub candidates: Vec<Candidate>,

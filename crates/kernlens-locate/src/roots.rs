@@ -26,7 +26,9 @@ pub enum RootOrigin {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SearchRoot {
-    /// The canonical directory.
+    /// The canonical directory (JSON: lossy text, with `path_bytes` when it
+    /// is not valid UTF-8).
+    #[serde(flatten, serialize_with = "crate::path_json::required_path_with_bytes")]
     pub path: PathBuf,
     /// Where it came from (the first occurrence wins for duplicates).
     pub origin: RootOrigin,

@@ -244,3 +244,85 @@ fn every_source_extension_has_exactly_one_rank_group() {
     let ranked: usize = SOURCE_EXTENSION_RANKS.iter().map(|g| g.len()).sum();
     assert_eq!(ranked, SOURCE_EXTENSIONS.len());
 }
+
+/// Bytes of every keyword of a plan: what planning had to build and keep.
+fn plan_bytes(plan: &kernlens_locate::KeywordPlan) -> usize {
+    plan.all().map(str::len).sum::<usize>() + plan.base.len()
+}
+
+/// Plans `name` and checks the work stayed linear: a loose wall-clock bound
+/// (quadratic planning took 15 s in release on the first name) and at most
+/// one name's worth of text per keyword slot.
+fn assert_plans_quickly(name: &str) -> kernlens_locate::KeywordPlan {
+    let t = std::time::Instant::now();
+    let plan = keywords_for(name);
+    let took = t.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "planning a {}-byte name took {took:?}",
+        name.len()
+    );
+    // 3 primary + 6 windows + 8 prefixes + the base, each at most the name.
+    assert!(plan_bytes(&plan) <= 18 * name.len());
+    plan
+}
+
+#[test]
+fn a_100k_character_name_with_50k_segments_plans_in_linear_time() {
+    let name: String = (0..50_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8).to_string())
+        .collect::<Vec<_>>()
+        .join("_");
+    assert_eq!(name.len(), 99_999);
+    let plan = assert_plans_quickly(&name);
+    // `assert!` rather than `assert_eq!`: a failure must not print 100 KB.
+    assert!(plan.primary == [name.as_str()]);
+    // Windows drop leading segments, longest first; prefixes are the 8 shortest.
+    let windows: Vec<&str> = (0..6).map(|i| &name[2 * i..]).collect();
+    assert!(plan.subwindows == windows);
+    assert_eq!(plan.prefixes.len(), 8);
+    assert_eq!(plan.prefixes.last().map(String::as_str), Some("a_b_c_d"));
+    assert_eq!(plan.prefixes.first().map(String::as_str), Some(&name[..21]));
+}
+
+#[test]
+fn a_200kb_mangled_name_no_demangler_reads_plans_in_linear_time() {
+    // 25k distinct length-prefixed identifiers: the token filter's duplicate
+    // check must not compare each against all kept before it. Each ends in a
+    // letter, so the next length prefix reads as one.
+    let mut name = String::from("_ZN");
+    let mut i = 0u32;
+    while name.len() < 200_000 {
+        let ident = format!("k{i:05}x");
+        name.push_str(&format!("{}{ident}", ident.len()));
+        i += 1;
+    }
+    // Unterminated nesting: the head parser refuses it too.
+    name.push_str("Pv");
+    let plan = assert_plans_quickly(&name);
+    assert_eq!(plan.refusal, None);
+    assert_eq!(plan.primary, v(&["k00000x", "k00001x", "k00002x"]));
+}
+
+#[test]
+fn a_200kb_qualified_name_with_long_segments_plans_in_linear_time() {
+    let segment = "fused_".repeat(8);
+    let name = format!(
+        "void ns::detail::{}kernel<int>(float*)",
+        segment.repeat(200_000 / segment.len())
+    );
+    let plan = assert_plans_quickly(&name);
+    assert_eq!(plan.refusal, None);
+    // A C++-shaped name plans no sub-windows or prefixes (rule 2d).
+    assert!(plan.subwindows.is_empty() && plan.prefixes.is_empty());
+}
+
+#[test]
+fn a_200kb_bare_name_with_long_segments_plans_its_windows_in_linear_time() {
+    let segment = "fused_".repeat(8);
+    let name = format!("{}kernel", segment.repeat(200_000 / segment.len()));
+    let plan = assert_plans_quickly(&name);
+    assert_eq!(plan.refusal, None);
+    assert_eq!(plan.subwindows.len(), 6);
+    assert_eq!(plan.prefixes.len(), 8);
+}
