@@ -206,3 +206,48 @@ fn triage_of_a_trace_whose_hot_kernel_has_a_200kb_name_finds_its_def() {
         "the 200 KB kernel resolves to its def"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn triage_json_writes_a_non_utf8_source_path_lossily_with_its_bytes() {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("src");
+    // The defining file sits in a directory whose name is Latin-1, not UTF-8.
+    let dir = root.join(std::ffi::OsStr::from_bytes(b"pkg_\xe9"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = "_latin_tree_scale_kernel";
+    let def = dir.join("k.py");
+    std::fs::write(
+        &def,
+        format!("import triton\n\n@triton.jit\ndef {name}(x):\n    pass\n"),
+    )
+    .unwrap();
+    let trace = trace_with_hot_kernel_named(tmp.path(), name);
+    let out = Command::new(env!("CARGO_BIN_EXE_kernlens"))
+        .arg("triage")
+        .arg(&trace)
+        .arg("--root")
+        .arg(&root)
+        .args(["--no-discover", "--no-gate", "--json"])
+        .env_remove("KERNLENS_SOURCE_ROOTS")
+        .output()
+        .unwrap();
+    let doc = json(&out);
+    let group = doc["task_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["operation"] == name)
+        .expect("the renamed kernel is a hot row");
+    let source = &group["source"];
+    assert_eq!(source["found"], true);
+    assert_eq!(
+        source["path"].as_str(),
+        Some(def.to_string_lossy().as_ref())
+    );
+    assert_eq!(
+        source["path_bytes"].as_str(),
+        Some(hex(&def.clone().into_os_string().into_vec()).as_str())
+    );
+}

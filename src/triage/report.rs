@@ -76,7 +76,12 @@ pub struct TriageGroup {
 pub struct GroupSource {
     /// Whether a file was found.
     pub found: bool,
-    /// The defining file.
+    /// The defining file. JSON: `path` (lossy text or null) and, when the
+    /// path is not valid UTF-8, `path_bytes` (its bytes in hex).
+    #[serde(
+        flatten,
+        serialize_with = "kernlens_locate::path_json::path_with_bytes"
+    )]
     pub path: Option<PathBuf>,
     /// Its line.
     pub line: Option<usize>,

@@ -63,7 +63,7 @@ mod kind;
 mod launcher;
 mod locator;
 mod passes;
-mod path_json;
+pub mod path_json;
 mod python;
 mod rank;
 mod result;

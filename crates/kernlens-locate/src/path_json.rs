@@ -1,6 +1,10 @@
-//! JSON for paths that are not valid UTF-8 (§11): such a path is written
-//! lossily (`U+FFFD` for each bad sequence), so a document never fails to
-//! serialise, and the answer's own paths carry their exact bytes beside it.
+//! JSON for paths that are not valid UTF-8 (locate.md §16.3): such a path is
+//! written lossily (`U+FFFD` for each bad sequence), so a document never fails
+//! to serialise, and the answer's own paths carry their exact bytes beside it.
+//!
+//! Public so that documents embedding a locate answer's path (triage's task
+//! groups) write it the same way: `#[serde(flatten, serialize_with =
+//! "kernlens_locate::path_json::path_with_bytes")]` on an `Option<PathBuf>`.
 
 use std::path::{Path, PathBuf};
 
@@ -27,10 +31,7 @@ fn hex_if_not_utf8(path: &Path) -> Option<String> {
 
 /// A flattened `path` field: `"path": <lossy text or null>`, then
 /// `"path_bytes": "<hex>"` only when the path is not valid UTF-8.
-pub(crate) fn path_with_bytes<S: Serializer>(
-    path: &Option<PathBuf>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
+pub fn path_with_bytes<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
     let mut map = s.serialize_map(None)?;
     map.serialize_entry("path", &path.as_deref().map(Path::to_string_lossy))?;
     if let Some(hex) = path.as_deref().and_then(hex_if_not_utf8) {
