@@ -6,8 +6,8 @@
 
 mod support;
 
-use kernlens_gate::{Decision, Thresholds, WarningCode, analysis_probe, raw_trace_probe};
-use support::run::{analyze, gate_file};
+use kernlens_gate::{Decision, Thresholds, WarningCode, raw_trace_probe};
+use support::run::{assert_probes_agree, gate_file};
 use support::trace_files::PublicTraces;
 
 #[test]
@@ -22,11 +22,7 @@ fn analysis_probe_agrees_with_the_raw_probe_on_public_traces() {
         "tracelens_inference__vllm_prefilldecode_piecewise__graph_execution.json.gz",
         "hta__a100_graph__rank0.json.gz",
     ] {
-        let path = public.path(name);
-        let analysis = analyze(&path);
-        let from_analysis = analysis_probe(&analysis)().unwrap();
-        let from_raw = raw_trace_probe(&path)().unwrap();
-        assert_eq!(from_analysis, from_raw, "{name}");
+        assert_probes_agree(&public.path(name));
     }
 }
 

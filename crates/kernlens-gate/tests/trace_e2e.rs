@@ -13,7 +13,7 @@ use kernlens_gate::{
 };
 use kernlens_trace::TraceSource;
 use serde_json::{Value, json};
-use support::run::{analyze, gate_file};
+use support::run::{analyze, assert_probes_agree, gate_file};
 use support::trace_files::fixture;
 use support::traces;
 
@@ -207,11 +207,7 @@ fn analysis_probe_agrees_with_the_raw_probe_on_every_own_capture() {
         "compiled.json.gz",
         "compiled_ro.json.gz",
     ] {
-        let path = fixture(name);
-        let analysis = analyze(&path);
-        let from_analysis = analysis_probe(&analysis)().unwrap();
-        let from_raw = raw_trace_probe(&path)().unwrap();
-        assert_eq!(from_analysis, from_raw, "{name}");
+        assert_probes_agree(&fixture(name));
     }
 }
 

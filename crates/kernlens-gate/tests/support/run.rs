@@ -5,7 +5,8 @@ use std::cell::Cell;
 use std::path::Path;
 
 use kernlens_gate::{
-    CoverageFacts, GateError, GateInputs, Thresholds, Verdict, evaluate, raw_trace_probe,
+    CoverageFacts, GateError, GateInputs, Thresholds, Verdict, analysis_probe, evaluate,
+    raw_trace_probe,
 };
 use kernlens_trace::{Analysis, Options, TraceSource};
 
@@ -34,4 +35,12 @@ pub fn gate_file(path: &Path, thresholds: &Thresholds) -> (Verdict, GateInputs, 
     let calls = Cell::new(0);
     let verdict = evaluate(&inputs, thresholds, counted(raw_trace_probe(path), &calls));
     (verdict, inputs, calls.get())
+}
+
+/// The analysis-backed probe and the raw-trace probe give the same facts for `path`.
+pub fn assert_probes_agree(path: &Path) {
+    let analysis = analyze(path);
+    let from_analysis = analysis_probe(&analysis)().unwrap();
+    let from_raw = raw_trace_probe(path)().unwrap();
+    assert_eq!(from_analysis, from_raw, "{}", path.display());
 }
