@@ -14,9 +14,10 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kernlens_trace::{Options, TraceSource, analyze};
 
-fn shared(name: &str) -> PathBuf {
+/// A bundled real capture (fixtures/traces).
+fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/traces")
+        .join("fixtures/traces")
         .join(name)
 }
 
@@ -33,7 +34,7 @@ fn gunzip(path: &Path) -> Vec<u8> {
 fn inputs(source: &str, target_bytes: u64) -> (PathBuf, PathBuf, u64) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let src = gunzip(&shared(source));
+    let src = gunzip(&fixture(source));
     let copies = target_bytes.div_ceil(src.len() as u64).max(1);
     let stem = source.trim_end_matches(".json.gz");
     let plain = dir.join(format!("{stem}_x{copies}.json"));
@@ -90,7 +91,7 @@ fn bench(c: &mut Criterion) {
         g.finish();
     }
     // The parsing core alone: the real 78 MB graph_many trace already in memory.
-    let buf = gunzip(&shared("graph_many.json.gz"));
+    let buf = gunzip(&fixture("graph_many.json.gz"));
     let mut g = c.benchmark_group("parse_core");
     g.sample_size(10)
         .throughput(Throughput::Bytes(buf.len() as u64));

@@ -3,24 +3,23 @@
 //! §6, §10).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/trace_files.rs"]
+mod trace_files;
 #[path = "../crates/kernlens-gate/tests/support/traces.rs"]
 mod traces;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
+use trace_files::fixture;
 
 const IDLE_ENV: &str = "KERNLENS_IDLE_THRESHOLD_PCT";
 const MIN_COMPUTE_ENV: &str = "KERNLENS_MIN_COMPUTE_PCT";
 
 fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn shared(name: &str) -> PathBuf {
-    traces::shared_traces(repo_root()).join(name)
 }
 
 /// `kernlens gate ARGS...` with the two threshold variables set as given and
@@ -62,7 +61,7 @@ fn codes(doc: &Value) -> Vec<&str> {
 
 #[test]
 fn json_document_has_the_gate_schema_keys_in_order() {
-    let output = gate(&[shared("eager.json.gz").to_str().unwrap(), "--json"], &[]);
+    let output = gate(&[fixture("eager.json.gz").to_str().unwrap(), "--json"], &[]);
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     let keys = [
@@ -87,7 +86,7 @@ fn json_document_has_the_gate_schema_keys_in_order() {
 
 #[test]
 fn idle_threshold_flag_gates_eager_and_overrides_the_environment() {
-    let eager = shared("eager.json.gz");
+    let eager = fixture("eager.json.gz");
     let doc = gate_json(&eager, &["--idle-threshold", "70"], &[]);
     assert_eq!(doc["decision"], "suppress");
     assert_eq!(doc["threshold_pct"], 70.0);
@@ -110,7 +109,7 @@ fn idle_threshold_flag_gates_eager_and_overrides_the_environment() {
 
 #[test]
 fn min_compute_flag_gates_compiled_without_an_exposed_comm_field() {
-    let doc = gate_json(&shared("compiled.json.gz"), &["--min-compute", "40"], &[]);
+    let doc = gate_json(&fixture("compiled.json.gz"), &["--min-compute", "40"], &[]);
     assert_eq!(doc["decision"], "suppress");
     assert_eq!(doc["min_compute_pct"], 40.0);
     assert_eq!(codes(&doc), ["low_gpu_compute_pct"]);
@@ -122,7 +121,7 @@ fn min_compute_flag_gates_compiled_without_an_exposed_comm_field() {
 #[test]
 fn under_recorded_copy_of_graph_passes_with_the_graph_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let source = traces::read_trace(&shared("graph.json.gz"));
+    let source = traces::read_trace(&fixture("graph.json.gz"));
     let path = dir.path().join("graph_dropped.json.gz");
     traces::write_trace(&traces::drop_replays(&source, 8), &path);
     let doc = gate_json(&path, &[], &[]);
@@ -143,7 +142,7 @@ fn under_recorded_copy_of_graph_passes_with_the_graph_warning() {
 #[test]
 fn spread_copy_of_graph_is_gated_until_both_thresholds_are_relaxed_by_env() {
     let dir = tempfile::tempdir().unwrap();
-    let source = traces::read_trace(&shared("graph.json.gz"));
+    let source = traces::read_trace(&fixture("graph.json.gz"));
     let path = dir.path().join("graph_spread.json.gz");
     traces::write_trace(&traces::spread_replays(&source, 30_000.0), &path);
 
@@ -195,7 +194,7 @@ fn stdin_trace_gives_the_same_verdict_as_the_file() {
 fn text_output_shows_decision_thresholds_and_warnings() {
     let output = gate(
         &[
-            shared("eager.json.gz").to_str().unwrap(),
+            fixture("eager.json.gz").to_str().unwrap(),
             "--idle-threshold",
             "70",
         ],

@@ -1,8 +1,13 @@
 //! `kernlens split` and `kernlens summary --all-ranks` through the built binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/trace_files.rs"]
+mod trace_files;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use trace_files::fixture;
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kernlens"))
@@ -11,19 +16,13 @@ fn run(args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn shared(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/traces")
-        .join(name)
-}
-
 #[test]
 fn split_writes_a_chunk_that_summary_reads() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("steady.json.gz");
     let o = run(&[
         "split",
-        shared("compiled_ro.json.gz").to_str().unwrap(),
+        fixture("compiled_ro.json.gz").to_str().unwrap(),
         "--window",
         "auto",
         "-o",
@@ -51,7 +50,7 @@ fn split_without_a_steady_window_fails_cleanly() {
     let out = dir.path().join("none.json");
     let o = run(&[
         "split",
-        shared("eager.json.gz").to_str().unwrap(),
+        fixture("eager.json.gz").to_str().unwrap(),
         "--window",
         "annotation",
         "-o",
@@ -75,8 +74,8 @@ fn split_without_a_steady_window_fails_cleanly() {
 #[test]
 fn all_ranks_reports_the_spread() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(shared("eager.json.gz"), dir.path().join("rank_0.json.gz")).unwrap();
-    std::fs::copy(shared("graph.json.gz"), dir.path().join("rank_1.json.gz")).unwrap();
+    std::fs::copy(fixture("eager.json.gz"), dir.path().join("rank_0.json.gz")).unwrap();
+    std::fs::copy(fixture("graph.json.gz"), dir.path().join("rank_1.json.gz")).unwrap();
     let o = run(&["summary", dir.path().to_str().unwrap(), "--all-ranks"]);
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -100,12 +99,6 @@ fn all_ranks_reports_the_spread() {
 // Each test works in a temp dir with two folders: `outside/` holds what kernlens must never
 // change (the input trace, a link's target), `sandbox/` is where `-o` points. Every file of
 // `outside/` is compared byte for byte before and after the run.
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/traces")
-        .join(name)
-}
 
 /// A temp dir with `outside/` (holding a copy of `trace` as `outside/<trace>` and the text
 /// file `outside/victim.txt`) and an empty `sandbox/`.

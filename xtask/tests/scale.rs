@@ -2,16 +2,18 @@
 //! output with the real reader.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../tests/support/trace_files.rs"]
+mod trace_files;
+
 use std::io::Read;
 
 use kernlens_trace::{Analysis, Options, TraceSource, analyze};
+use trace_files::fixture;
 
+/// A bundled real capture, decompressed.
 fn real(name: &str) -> Vec<u8> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces")
-        .join(name);
     let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(p).unwrap())
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(fixture(name)).unwrap())
         .read_to_end(&mut out)
         .unwrap();
     out

@@ -53,7 +53,7 @@ fn lane_scan(c: &mut Criterion) {
 }
 
 fn raw_probe(c: &mut Criterion) {
-    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces");
     let mut group = c.benchmark_group("raw_trace_probe");
     group.sample_size(10);
     for name in ["graph.json.gz", "graph_many.json.gz"] {

@@ -5,49 +5,20 @@
 
 mod support;
 
-use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use kernlens_gate::{
-    CoverageFacts, Decision, GateError, GateInputs, Thresholds, Verdict, WarningCode,
-    analysis_probe, evaluate, idle_gate, raw_trace_probe,
+    Decision, GateError, GateInputs, Thresholds, WarningCode, analysis_probe, idle_gate,
+    raw_trace_probe,
 };
-use kernlens_trace::{Analysis, Options, TraceSource};
+use kernlens_trace::TraceSource;
 use serde_json::{Value, json};
+use support::run::{analyze, assert_probes_agree, gate_file};
+use support::trace_files::fixture;
 use support::traces;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn shared(name: &str) -> PathBuf {
-    traces::shared_traces(&repo_root()).join(name)
-}
-
-fn analyze(path: &Path) -> Analysis {
-    let source = TraceSource::open(path).unwrap();
-    kernlens_trace::analyze(&source, &Options::default()).unwrap()
-}
-
-/// Wrap a probe so the test can count its calls.
-fn counted<'a>(
-    probe: impl FnOnce() -> Result<CoverageFacts, GateError> + 'a,
-    calls: &'a Cell<u32>,
-) -> impl FnOnce() -> Result<CoverageFacts, GateError> + 'a {
-    move || {
-        calls.set(calls.get() + 1);
-        probe()
-    }
-}
-
-/// The gate over a trace file with the raw-trace probe, as a caller without
-/// an analysis in hand would run it; returns the verdict and the probe calls.
-fn gate_file(path: &Path, thresholds: &Thresholds) -> (Verdict, GateInputs, u32) {
-    let analysis = analyze(path);
-    let inputs = GateInputs::from_analysis(&analysis);
-    let calls = Cell::new(0);
-    let verdict = evaluate(&inputs, thresholds, counted(raw_trace_probe(path), &calls));
-    (verdict, inputs, calls.get())
 }
 
 fn thresholds(idle: f64, min_compute: f64) -> Thresholds {
@@ -181,11 +152,11 @@ fn fully_recorded_idle_synthetic_is_gated() {
     assert!(verdict.warning(WarningCode::GraphProbeFailed).is_none());
 }
 
-// --- scenarios 18–20: shared real traces ---
+// --- scenarios 18–20: the bundled real traces ---
 
 #[test]
 fn eager_passes_at_80_without_probing_and_is_gated_at_70() {
-    let path = shared("eager.json.gz");
+    let path = fixture("eager.json.gz");
     let (verdict, inputs, calls) = gate_file(&path, &Thresholds::default());
     let idle = inputs.idle_pct.unwrap();
     assert!((idle - 74.217).abs() < 0.01, "idle {idle}");
@@ -205,7 +176,7 @@ fn eager_passes_at_80_without_probing_and_is_gated_at_70() {
 
 #[test]
 fn graph_trace_passes_without_probing() {
-    let (verdict, inputs, calls) = gate_file(&shared("graph.json.gz"), &Thresholds::default());
+    let (verdict, inputs, calls) = gate_file(&fixture("graph.json.gz"), &Thresholds::default());
     let idle = inputs.idle_pct.unwrap();
     assert!((idle - 6.44).abs() < 0.01, "idle {idle}");
     assert_eq!(verdict.decision, Decision::Pass);
@@ -215,7 +186,7 @@ fn graph_trace_passes_without_probing() {
 
 #[test]
 fn compiled_trace_is_gated_only_when_min_compute_exceeds_its_compute_share() {
-    let path = shared("compiled.json.gz");
+    let path = fixture("compiled.json.gz");
     let (verdict, inputs, _) = gate_file(&path, &Thresholds::default());
     let compute = inputs.compute_pct.unwrap();
     assert!((compute - 35.91).abs() < 0.01, "compute {compute}");
@@ -229,21 +200,14 @@ fn compiled_trace_is_gated_only_when_min_compute_exceeds_its_compute_share() {
 }
 
 #[test]
-fn analysis_probe_agrees_with_the_raw_probe_on_every_shared_trace() {
+fn analysis_probe_agrees_with_the_raw_probe_on_every_own_capture() {
     for name in [
         "eager.json.gz",
         "graph.json.gz",
         "compiled.json.gz",
         "compiled_ro.json.gz",
-        "public/tracelens_inference__sglang_decode__sglang_Qwen3-8B_decode.json.gz",
-        "public/tracelens_inference__vllm_prefilldecode_piecewise__graph_execution.json.gz",
-        "public/hta__a100_graph__rank0.json.gz",
     ] {
-        let path = shared(name);
-        let analysis = analyze(&path);
-        let from_analysis = analysis_probe(&analysis)().unwrap();
-        let from_raw = raw_trace_probe(&path)().unwrap();
-        assert_eq!(from_analysis, from_raw, "{name}");
+        assert_probes_agree(&fixture(name));
     }
 }
 
@@ -252,7 +216,7 @@ fn analysis_probe_agrees_with_the_raw_probe_on_every_shared_trace() {
 #[test]
 fn graph_copy_missing_seven_of_eight_replays_passes_as_under_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    let source = traces::read_trace(&shared("graph.json.gz"));
+    let source = traces::read_trace(&fixture("graph.json.gz"));
     let path = write(
         &dir,
         "graph_dropped.json.gz",
@@ -272,7 +236,7 @@ fn graph_copy_missing_seven_of_eight_replays_passes_as_under_recorded() {
 #[test]
 fn graph_copy_with_replays_spread_apart_is_gated_by_idle_and_compute() {
     let dir = tempfile::tempdir().unwrap();
-    let source = traces::read_trace(&shared("graph.json.gz"));
+    let source = traces::read_trace(&fixture("graph.json.gz"));
     let path = write(
         &dir,
         "graph_spread.json.gz",
@@ -305,31 +269,6 @@ fn graph_copy_with_replays_spread_apart_is_gated_by_idle_and_compute() {
     let (verdict, _, _) = gate_file(&path, &env("99.99", Some("0")));
     assert_eq!(verdict.decision, Decision::Pass);
     assert!(verdict.warnings.is_empty());
-}
-
-// --- a third-party trace ---
-
-/// SGLang decode on MI300X: one `hipGraphLaunch` replaying 544 kernels, with
-/// the GPU idle ≈ 97.94% of a 474 ms span. A single launch cannot show
-/// under-recording (the rule needs at least two launches, and this one's
-/// kernels were recorded: coverage 1.0), so the graph guard does not fire and
-/// the idle figure stands: the decode loop is host-bound. Compute is then far
-/// below 10% as well, so both gates suppress.
-#[test]
-fn sglang_decode_with_one_recorded_graph_launch_is_gated_as_host_bound() {
-    let path = shared("public/tracelens_inference__sglang_decode__sglang_Qwen3-8B_decode.json.gz");
-    let (verdict, inputs, calls) = gate_file(&path, &Thresholds::default());
-    let idle = inputs.idle_pct.unwrap();
-    assert!((idle - 97.937).abs() < 0.01, "idle {idle}");
-    assert_eq!(calls, 1);
-    let facts = raw_trace_probe(&path)().unwrap();
-    assert_eq!((facts.launches, facts.launches_with_kernels), (1, 1));
-    assert!(!facts.under_recorded);
-    assert_eq!(verdict.decision, Decision::Suppress);
-    assert_eq!(
-        verdict.codes(),
-        [WarningCode::HighGpuIdlePct, WarningCode::LowGpuComputePct]
-    );
 }
 
 // --- chunks written by kernlens-trace's own split ---
@@ -391,7 +330,7 @@ fn real_split_chunk_of_the_under_recorded_trace_is_refused_and_the_plain_gate_ap
 #[test]
 fn steady_chunk_of_compiled_ro_is_refused_while_its_source_reads_eight_of_eight() {
     let dir = tempfile::tempdir().unwrap();
-    let source_path = shared("compiled_ro.json.gz");
+    let source_path = fixture("compiled_ro.json.gz");
     let chunk = dir.path().join("steady.json");
     let source = TraceSource::open(&source_path).unwrap();
     let file = std::fs::File::create(&chunk).unwrap();

@@ -5,7 +5,8 @@
 //!   cold computations included). Goal: ≥ 2,000,000 names/s on one core.
 //! - `cold_non_mangled`: profiler-demangled aten names (R3–R6), no memo.
 //!   Goal: ≥ 300,000 names/s.
-//! - `cold_mangled`: real mangled names from the shared traces, no memo.
+//! - `cold_mangled`: real mangled names from the third-party traces
+//!   (`KERNLENS_PUBLIC_TRACES`), no memo.
 //!   Goal: ≥ 30,000 names/s.
 //! - `adversarial_64k`: 64 KiB inputs of unbalanced brackets, long decoration
 //!   chains and deep mangled nests; the spec bounds each at 50 ms (P6).
@@ -24,7 +25,7 @@ mod support;
 fn h200_rows() -> Vec<String> {
     let mut rows = Vec::new();
     for file in support::H200_TRACES {
-        match support::kernel_names(file) {
+        match support::kernel_names(&support::fixture(file)) {
             Ok(names) => rows.extend(names),
             Err(e) => eprintln!("skipping {file}: {e}"),
         }
@@ -42,7 +43,10 @@ fn distinct(names: impl IntoIterator<Item = String>) -> Vec<String> {
 
 fn public_names() -> Vec<String> {
     let mut names = Vec::new();
-    for file in support::public_traces().unwrap_or_default() {
+    let Some(public) = support::PublicTraces::get("keys/cold_mangled (third-party names)") else {
+        return Vec::new();
+    };
+    for file in support::public_traces(public).unwrap_or_default() {
         if let Ok(found) = support::kernel_names(&file) {
             names.extend(found);
         }

@@ -379,7 +379,7 @@ fn ids_keep_three_digits_then_grow() {
 
 #[test]
 fn b08_eager_fixture_groups_add_and_gelu_instances_together() -> TestResult {
-    let rows: Vec<TraceRow> = support::kernel_names("eager.json.gz")?
+    let rows: Vec<TraceRow> = support::kernel_names(&support::fixture("eager.json.gz"))?
         .into_iter()
         .enumerate()
         .map(|(i, name)| row(&format!("r{i}"), &name, "gen_traces.py(62): forward", 1.0))

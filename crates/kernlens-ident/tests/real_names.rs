@@ -1,6 +1,7 @@
-//! Real kernel names from the shared traces: scenarios R1–R18 (§13.3), the
-//! reviewed key table of every distinct kernel name (fixtures/kernel_keys.tsv),
-//! and idempotence over every name of every trace.
+//! Real kernel names from the bundled H200 captures (fixtures/traces): scenarios
+//! R1–R18 (§13.3), the reviewed key table of every distinct kernel name
+//! (fixtures/kernel_keys.tsv), and idempotence over every name of every trace. The
+//! third-party traces' names are checked against the table in public_traces.rs.
 
 mod support;
 
@@ -9,7 +10,9 @@ use std::collections::BTreeSet;
 use kernlens_ident::{
     Category, VendorLib, classify, is_runtime_api_name, keys, native_key, python_key, vendor_of,
 };
-use support::{H200_TRACES, kernel_names, public_traces, read_events, traces_dir};
+use support::{
+    H200_TRACES, assert_table_lists_kernel_names_of, fixture, kernel_names, read_events, table,
+};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -19,7 +22,7 @@ fn h200_names() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let mut seen = BTreeSet::new();
     let mut names = Vec::new();
     for file in H200_TRACES.iter().filter(|f| !f.starts_with("graph_many")) {
-        for name in kernel_names(file)? {
+        for name in kernel_names(&fixture(file))? {
             if seen.insert(name.clone()) {
                 names.push(name);
             }
@@ -182,7 +185,7 @@ fn r13_r16_decorated_spellings_key_like_the_plain_names() -> TestResult {
 
 #[test]
 fn r17_memset_rows_are_memcpy_and_keep_their_tag() -> TestResult {
-    let memsets: BTreeSet<String> = read_events(&traces_dir().join("eager.json.gz"))?
+    let memsets: BTreeSet<String> = read_events(&fixture("eager.json.gz"))?
         .into_iter()
         .filter(|e| e.cat.as_deref() == Some("gpu_memset"))
         .filter_map(|e| e.name)
@@ -202,7 +205,7 @@ fn r17_memset_rows_are_memcpy_and_keep_their_tag() -> TestResult {
 fn r18_launch_events_of_the_fixtures_are_runtime_api_names() -> TestResult {
     let mut launches = BTreeSet::new();
     for file in ["eager.json.gz", "graph.json.gz"] {
-        for event in read_events(&traces_dir().join(file))? {
+        for event in read_events(&fixture(file))? {
             if matches!(event.cat.as_deref(), Some("cuda_runtime" | "cuda_driver"))
                 && let Some(name) = event.name
                 && name.contains("aunch")
@@ -223,29 +226,6 @@ fn r18_launch_events_of_the_fixtures_are_runtime_api_names() -> TestResult {
     }
     assert!(!is_runtime_api_name(NVJET));
     Ok(())
-}
-
-/// One reviewed row: native key, python key, raw name.
-type Row = (String, String, String);
-
-/// The rows of the reviewed table.
-fn table() -> Result<Vec<Row>, Box<dyn std::error::Error>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/kernel_keys.tsv"
-    );
-    let text = std::fs::read_to_string(path)?;
-    let mut rows = Vec::new();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let mut fields = line.splitn(3, '\t');
-        match (fields.next(), fields.next(), fields.next()) {
-            (Some(native), Some(python), Some(name)) => {
-                rows.push((native.to_owned(), python.to_owned(), name.to_owned()));
-            }
-            _ => return Err(format!("malformed row in kernel_keys.tsv: {line:?}").into()),
-        }
-    }
-    Ok(rows)
 }
 
 #[test]
@@ -273,23 +253,13 @@ fn every_distinct_trace_kernel_name_keys_as_the_reviewed_table() -> TestResult {
 }
 
 #[test]
-fn the_table_lists_every_kernel_name_of_the_shared_traces() -> TestResult {
-    let listed: BTreeSet<String> = table()?.into_iter().map(|(_, _, name)| name).collect();
-    let mut files: Vec<String> = H200_TRACES
+fn the_table_lists_every_kernel_name_of_the_own_captures() -> TestResult {
+    let files: Vec<std::path::PathBuf> = H200_TRACES
         .iter()
         .filter(|f| !f.starts_with("graph_many"))
-        .map(|f| f.to_string())
+        .map(|f| fixture(f))
         .collect();
-    files.extend(public_traces()?);
-    for file in files {
-        for name in kernel_names(&file)? {
-            assert!(
-                listed.contains(&name),
-                "{file}: {name:?} is missing from kernel_keys.tsv (rerun make_kernel_keys.py)"
-            );
-        }
-    }
-    Ok(())
+    assert_table_lists_kernel_names_of(&files)
 }
 
 #[test]

@@ -684,21 +684,21 @@ mod tests {
         out
     }
 
-    /// The traces the repository carries, and the shared ones when they are beside it.
+    /// The real traces the repository carries (fixtures/traces): eager, CUDA-graph,
+    /// inductor and reduce-overhead captures, and the two derived or training ones.
     fn traces() -> Vec<PathBuf> {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let mut out: Vec<PathBuf> = ["eager", "graph_under_recorded", "train"]
-            .iter()
-            .map(|n| root.join(format!("../../fixtures/traces/{n}.json.gz")))
-            .collect();
-        let shared = root.join("../../../shared/traces");
-        for n in ["graph", "compiled", "compiled_ro"] {
-            let p = shared.join(format!("{n}.json.gz"));
-            if p.exists() {
-                out.push(p);
-            }
-        }
-        out
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces");
+        [
+            "eager",
+            "graph_under_recorded",
+            "train",
+            "graph",
+            "compiled",
+            "compiled_ro",
+        ]
+        .iter()
+        .map(|n| root.join(format!("{n}.json.gz")))
+        .collect()
     }
 
     /// Each event's span, found by the cursor.

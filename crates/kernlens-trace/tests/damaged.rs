@@ -11,7 +11,7 @@ use kernlens_trace::{Analysis, Limits, Options, TraceSource, analyze};
 
 fn eager_plain() -> Vec<u8> {
     let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(shared("eager.json.gz")).unwrap())
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(fixture("eager.json.gz")).unwrap())
         .read_to_end(&mut out)
         .unwrap();
     out

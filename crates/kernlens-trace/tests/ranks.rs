@@ -10,8 +10,8 @@ use serde_json::Value;
 #[test]
 fn two_real_ranks_and_their_spread() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(shared("eager.json.gz"), dir.path().join("rank_0.json.gz")).unwrap();
-    std::fs::copy(shared("graph.json.gz"), dir.path().join("rank_1.json.gz")).unwrap();
+    std::fs::copy(fixture("eager.json.gz"), dir.path().join("rank_0.json.gz")).unwrap();
+    std::fs::copy(fixture("graph.json.gz"), dir.path().join("rank_1.json.gz")).unwrap();
     let r = analyze_all_ranks(dir.path(), &Options::default()).unwrap();
     assert_eq!(r.ranks.len(), 2);
     assert_eq!(

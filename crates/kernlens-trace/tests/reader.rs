@@ -324,8 +324,8 @@ fn gzip_cut_short_reports_eof_error_and_keeps_events() {
 
 #[test]
 fn gzip_cut_mid_stream_keeps_every_complete_event() {
-    let full = run(&shared_plain("eager.json.gz"));
-    let gz = std::fs::read(shared("eager.json.gz")).unwrap();
+    let full = run(&fixture_plain("eager.json.gz"));
+    let gz = std::fs::read(fixture("eager.json.gz")).unwrap();
     let cut = run(&gz[..gz.len() / 2]);
     assert!(cut.event_total > 0 && cut.event_total < full.event_total);
     assert!(cut.stream_errors.iter().any(|e| e.contains("EOFError")));
@@ -336,9 +336,9 @@ fn gzip_cut_mid_stream_keeps_every_complete_event() {
     );
 }
 
-fn shared_plain(name: &str) -> Vec<u8> {
+fn fixture_plain(name: &str) -> Vec<u8> {
     let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(shared(name)).unwrap())
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(fixture(name)).unwrap())
         .read_to_end(&mut out)
         .unwrap();
     out

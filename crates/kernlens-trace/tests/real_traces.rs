@@ -1,6 +1,6 @@
-//! The real traces: the H200 captures in ../shared/traces (trace.md §18 53–58, 63), the
-//! independent oracle figures in ../shared/traces/expected, and the third-party traces
-//! in ../shared/traces/public compared with TraceLens's own outputs.
+//! The project's own real traces, bundled in fixtures/traces: the H200 captures
+//! (trace.md §18 53–58, 63) and the independent oracle figures in
+//! fixtures/traces/expected. The third-party traces are in public_traces.rs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -10,13 +10,7 @@ use kernlens_trace::{Analysis, Options, StepSource, TraceSource, WindowMode, ana
 use serde_json::Value;
 
 fn open(name: &str, opts: &Options) -> Analysis {
-    analyze(&TraceSource::open(shared(name)).unwrap(), opts).unwrap()
-}
-
-fn all_rows() -> Options {
-    let mut o = Options::default();
-    o.top_k = 0;
-    o
+    analyze_path(&fixture(name), opts)
 }
 
 #[test]
@@ -203,170 +197,13 @@ fn launch_records_of_eager_and_graph() {
     assert_eq!(open("graph.json.gz", &all_rows()).launches().count(), 0);
 }
 
-/// The oracle (../shared/traces/expected, made by reference.py) agrees exactly.
+/// The oracle (fixtures/traces/expected, made by reference.py) agrees exactly on every
+/// bundled capture: the five single traces, the multi-stream capture and the two
+/// memory-profiled cycles.
 #[test]
-fn every_shared_trace_matches_the_independent_oracle() {
-    let expected = shared("expected");
-    let mut checked = 0;
-    for entry in std::fs::read_dir(&expected).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        // `memprof__rank0.N.json` is the oracle of `memprof/rank0.N.pt.trace.json.gz`: a
-        // directory of traces names its figures `<dir>__<trace stem>`.
-        let nested = stem
-            .split_once("__")
-            .map(|(dir, file)| shared(&format!("{dir}/{file}.pt.trace.json.gz")));
-        let trace = [
-            shared(&format!("{stem}.json.gz")),
-            shared(&format!("public/{stem}.json.gz")),
-        ]
-        .into_iter()
-        .chain(nested)
-        .find(|p| p.exists())
-        .unwrap();
-        let e: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        let a = analyze(&TraceSource::open(&trace).unwrap(), &all_rows()).unwrap();
-        let t = &a.timeline;
-        assert_eq!(a.event_total, e["event_total"].as_u64().unwrap(), "{stem}");
-        assert_eq!(
-            a.attribution.kernel_count,
-            e["kernel_count"].as_u64().unwrap(),
-            "{stem}"
-        );
-        for (mine, key) in [
-            (t.total_us, "total_us"),
-            (t.busy_us, "busy_us"),
-            (t.kernel_union_us, "kernel_union_us"),
-            (t.kernel_sum_us, "kernel_sum_us"),
-            (t.idle_pct, "idle_pct"),
-        ] {
-            assert!(
-                close(mine, e[key].as_f64().unwrap()),
-                "{stem} {key}: {mine} vs {}",
-                e[key]
-            );
-        }
-        let g = &e["graph"];
-        assert_eq!(a.graph.launches, g["launches"].as_u64().unwrap(), "{stem}");
-        assert_eq!(
-            a.graph.launches_with_kernels,
-            g["launches_with_kernels"].as_u64().unwrap(),
-            "{stem}"
-        );
-        assert_eq!(
-            a.graph.graph_kernels,
-            g["graph_kernels"].as_u64().unwrap(),
-            "{stem}"
-        );
-        assert_eq!(a.graph.coverage, g["coverage"].as_f64(), "{stem}");
-        assert_eq!(
-            a.graph.under_recorded,
-            g["under_recorded"].as_bool().unwrap(),
-            "{stem}"
-        );
-        let at = &e["attribution"];
-        assert_eq!(
-            a.attribution.attributed_kernels,
-            at["attributed"].as_u64().unwrap(),
-            "{stem}"
-        );
-        assert_eq!(
-            a.attribution.graph_attributed_kernels,
-            at["graph_attributed"].as_u64().unwrap(),
-            "{stem}"
-        );
-        assert_eq!(
-            a.attribution.unlinked_kernels,
-            at["unlinked"].as_u64().unwrap(),
-            "{stem}"
-        );
-        for (k, ek) in a.kernels.iter().zip(e["top_kernels"].as_array().unwrap()) {
-            assert_eq!(k.name, ek["name"].as_str().unwrap(), "{stem}");
-            assert_eq!(k.calls, ek["calls"].as_u64().unwrap(), "{stem}");
-            assert!(
-                close(k.total_us, ek["total_us"].as_f64().unwrap()),
-                "{stem}"
-            );
-        }
-        assert!(a.stream_errors.is_empty(), "{stem}: {:?}", a.stream_errors);
-        checked += 1;
-    }
-    // 13 single traces, the multi-stream capture and the two memory-profiled cycles.
-    assert!(checked >= 16, "only {checked} oracle files were checked");
-}
-
-fn tracelens_timeline(name: &str) -> std::collections::HashMap<String, f64> {
-    let text =
-        std::fs::read_to_string(shared(&format!("public/{name}__gpu_timeline.csv"))).unwrap();
-    text.lines()
-        .skip(1)
-        .filter_map(|l| {
-            let mut f = l.split(',');
-            Some((f.next()?.to_string(), f.next()?.parse().ok()?))
-        })
-        .collect()
-}
-
-/// Where TraceLens's definitions agree with ours (every kernel linked, memsets absent),
-/// the timelines agree to TraceLens's float precision.
-#[test]
-fn busy_and_idle_agree_with_tracelens_where_definitions_agree() {
-    for (trace, csv) in [
-        (
-            "tracelens_mi300__gaunernst_bert-small-uncased__1016001",
-            "tracelens_mi300__gaunernst_bert-small-uncased__1016001",
-        ),
-        (
-            "tracelens_inference__sglang_decode__sglang_Qwen3-8B_decode",
-            "tracelens_inference__sglang_decode",
-        ),
-        (
-            "tracelens_inference__vllm_prefilldecode_piecewise__graph_execution",
-            "tracelens_inference__vllm_prefilldecode_piecewise",
-        ),
-    ] {
-        let a = open(&format!("public/{trace}.json.gz"), &all_rows());
-        let tl = tracelens_timeline(csv);
-        let t = &a.timeline;
-        let ms = |us: f64| us / 1000.0;
-        for (mine, key) in [
-            (ms(t.total_us), "total_time"),
-            (ms(t.busy_us), "busy_time"),
-            (ms(t.idle_us), "idle_time"),
-            (ms(t.categories.computation_us), "computation_time"),
-            (
-                ms(t.categories.exposed_communication_us),
-                "exposed_comm_time",
-            ),
-            (ms(t.categories.memcpy_us), "exposed_memcpy_time"),
-        ] {
-            assert!(
-                (mine - tl[key]).abs() < 1e-4,
-                "{trace} {key}: ours {mine} ms, TraceLens {} ms",
-                tl[key]
-            );
-        }
-    }
-}
-
-/// The Qwen traces hold kernels no CPU op launched (436 on H100, 463 on MI300X).
-/// TraceLens leaves them out of its timeline (SOURCES.md), so its busy and total are
-/// smaller; ours count them, which is what the GPU actually did.
-#[test]
-fn tracelens_drops_unlinked_kernels_and_we_do_not() {
-    for (name, unlinked) in [
-        ("tracelens_h100__Qwen_Qwen1.5-0.5B-Chat__1016005", 436),
-        ("tracelens_mi300__Qwen_Qwen1.5-0.5B-Chat__1016005", 463),
-    ] {
-        let a = open(&format!("public/{name}.json.gz"), &all_rows());
-        let tl = tracelens_timeline(name);
-        assert_eq!(a.attribution.unlinked_kernels, unlinked);
-        assert!(a.timeline.busy_us / 1000.0 > tl["busy_time"]);
-        assert!(a.timeline.total_us / 1000.0 > tl["total_time"]);
-    }
+fn every_own_capture_matches_the_independent_oracle() {
+    let checked = check_oracle_dir(&fixture("expected"), &fixture(""));
+    assert!(checked >= 8, "only {checked} oracle files were checked");
 }
 
 #[test]
@@ -380,7 +217,7 @@ fn thread_count_never_changes_the_result() {
     ] {
         let mut plain = Vec::new();
         std::io::Read::read_to_end(
-            &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(shared(name)).unwrap()),
+            &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(fixture(name)).unwrap()),
             &mut plain,
         )
         .unwrap();
@@ -399,7 +236,7 @@ fn thread_count_never_changes_the_result() {
                 "{name} x{threads}"
             );
         }
-        let mut gz = analyze(&TraceSource::open(shared(name)).unwrap(), &all_rows())
+        let mut gz = analyze(&TraceSource::open(fixture(name)).unwrap(), &all_rows())
             .unwrap()
             .to_json();
         gz["trace_file"] = one["trace_file"].clone();
@@ -415,8 +252,7 @@ fn thread_count_never_changes_the_result() {
 /// of 30 of its 40 replays removed (fixtures/traces/make_under_recorded.py).
 #[test]
 fn real_trace_with_dropped_replays_is_under_recorded() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/traces/graph_under_recorded.json.gz");
+    let path = fixture("graph_under_recorded.json.gz");
     let a = analyze(&TraceSource::open(path).unwrap(), &all_rows()).unwrap();
     assert_eq!(graph_tuple(&a), (40, 10, Some(0.25), 440, true));
     let full = open("graph.json.gz", &all_rows());
@@ -435,7 +271,7 @@ fn observer_receives_launch_and_python_events_in_file_order() {
         }
     }
     let mut seen = Seen(Vec::new());
-    let src = TraceSource::open(shared("eager.json.gz")).unwrap();
+    let src = TraceSource::open(fixture("eager.json.gz")).unwrap();
     let a = kernlens_trace::analyze_observed(&src, &all_rows(), &mut seen).unwrap();
     let count = |cat: &str| seen.0.iter().filter(|(c, _, _)| c == cat).count();
     assert_eq!(count("kernel") as u64, a.attribution.kernel_count);
@@ -449,7 +285,7 @@ fn observer_receives_launch_and_python_events_in_file_order() {
     let mut text = String::new();
     std::io::Read::read_to_string(
         &mut flate2::read::MultiGzDecoder::new(
-            std::fs::File::open(shared("eager.json.gz")).unwrap(),
+            std::fs::File::open(fixture("eager.json.gz")).unwrap(),
         ),
         &mut text,
     )
@@ -484,7 +320,7 @@ fn progress_reports_stored_bytes_up_to_the_total() {
             self.0.push((done, total));
         }
     }
-    let gz_path = shared("graph_many.json.gz");
+    let gz_path = fixture("graph_many.json.gz");
     let gz_len = std::fs::metadata(&gz_path).unwrap().len();
     let mut seen = Seen(Vec::new());
     kernlens_trace::analyze_with_progress(
@@ -532,8 +368,7 @@ fn progress_reports_stored_bytes_up_to_the_total() {
 /// whole 6.3 ms step, of which each `ProfilerStep#N` GPU annotation covers under a quarter.
 #[test]
 fn real_training_capture_windows() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/traces/train.json.gz");
+    let path = fixture("train.json.gz");
     let run = |source| {
         let mut o = all_rows();
         o.window = WindowMode::steady(source);
@@ -577,65 +412,4 @@ fn real_training_capture_windows() {
     assert_eq!(cpu.attribution.kernel_count, 85);
     // The ProfilerStep#3 GPU annotation (1158.180 µs) against the 6311.214 µs its step launched.
     assert!(1158.180 / (c.end_us - c.start_us) < 0.25);
-}
-
-/// The 8-GPU DDP ResNet rank on MI300X (RCCL kernels): communication dominates, the
-/// categories add up to the wall span exactly, and the one device of this rank is listed.
-#[test]
-fn rccl_training_rank_categories_and_device() {
-    let a = open(
-        "public/tracelens_mi300__resnet_act_checkpoint.json.gz",
-        &all_rows(),
-    );
-    let t = &a.timeline;
-    let c = &t.categories;
-    assert_eq!(
-        categories_tuple(c),
-        (25739.303, 71516.523, 55625.224, 2637.529, 2565.652)
-    );
-    let ns = |us: f64| (us * 1000.0).round() as i64;
-    assert_eq!(
-        ns(c.computation_us) + ns(c.exposed_communication_us) + ns(c.memcpy_us) + ns(c.idle_us),
-        t.total_ns
-    );
-    assert_eq!(t.per_device.len(), 1);
-    assert_eq!(
-        (t.per_device[0].device, t.per_device[0].kernel_count),
-        (Some(2), 2995)
-    );
-    assert_eq!(t.per_device[0].busy_us, t.busy_us);
-}
-
-/// All-ranks over a directory built from real public traces (one rank each).
-#[test]
-fn all_ranks_over_real_public_traces() {
-    let dir = tempfile::tempdir().unwrap();
-    for (rank, name) in [
-        (0, "public/tracelens_mi300__resnet_act_checkpoint.json.gz"),
-        (
-            1,
-            "public/tracelens_h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
-        ),
-        (2, "public/hta__a100_graph__rank0.json.gz"),
-    ] {
-        std::fs::copy(
-            shared(name),
-            dir.path().join(format!("trace_rank{rank}.json.gz")),
-        )
-        .unwrap();
-    }
-    let r = kernlens_trace::analyze_all_ranks(dir.path(), &Options::default()).unwrap();
-    assert_eq!(r.ranks.len(), 3);
-    let busy: Vec<f64> = r
-        .ranks
-        .iter()
-        .map(|e| e.result.as_ref().unwrap().timeline.busy_pct)
-        .collect();
-    let s = r.spread.unwrap();
-    let max = busy.iter().cloned().fold(f64::MIN, f64::max);
-    let min = busy.iter().cloned().fold(f64::MAX, f64::min);
-    assert_eq!((s.min, s.max), (min, max));
-    let mut sorted = busy.clone();
-    sorted.sort_by(f64::total_cmp);
-    assert_eq!(s.median, sorted[1]);
 }

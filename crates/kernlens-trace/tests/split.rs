@@ -21,7 +21,7 @@ fn analyze_chunk(chunk: &[u8]) -> kernlens_trace::Analysis {
 
 #[test]
 fn compiled_reduce_overhead_steady_chunk() {
-    let src = TraceSource::open(shared("compiled_ro.json.gz")).unwrap();
+    let src = TraceSource::open(fixture("compiled_ro.json.gz")).unwrap();
     let mut chunk = Vec::new();
     let report = split_window(
         &src,
@@ -166,12 +166,12 @@ fn members_after_the_array_and_gzip_output() {
 
 #[test]
 fn split_of_the_real_graph_capture_keeps_full_coverage() {
-    let src = TraceSource::open(shared("graph.json.gz")).unwrap();
+    let src = TraceSource::open(fixture("graph.json.gz")).unwrap();
     let full = analyze_chunk(&{
         let mut v = Vec::new();
         std::io::Read::read_to_end(
             &mut flate2::read::MultiGzDecoder::new(
-                std::fs::File::open(shared("graph.json.gz")).unwrap(),
+                std::fs::File::open(fixture("graph.json.gz")).unwrap(),
             ),
             &mut v,
         )
@@ -182,7 +182,7 @@ fn split_of_the_real_graph_capture_keeps_full_coverage() {
     let ts: Vec<i64> = {
         let mut o = Options::default();
         o.emit_launches = true;
-        let a = analyze(&TraceSource::open(shared("graph.json.gz")).unwrap(), &o).unwrap();
+        let a = analyze(&TraceSource::open(fixture("graph.json.gz")).unwrap(), &o).unwrap();
         a.launches().map(|l| l.ts).collect()
     };
     let w = TimeWindow::new(ts[ts.len() / 4], ts[ts.len() / 2]).unwrap();

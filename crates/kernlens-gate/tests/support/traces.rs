@@ -1,6 +1,6 @@
-//! Traces the gate tests read: the shared real traces, the synthetic traces of
-//! trace.md §18, and copies of `graph.json.gz` derived by script below, so
-//! anyone can see and regenerate how each was made.
+//! Traces the gate tests read: the synthetic traces of trace.md §18, and copies
+//! of `graph.json.gz` derived by script below, so anyone can see and regenerate
+//! how each was made. The real ones come from fixtures/traces (trace_files.rs).
 //!
 //! Shared with the root package's `tests/cli_gate.rs` through `#[path]`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-/// `../shared/traces` as seen from the repository root.
+/// `../shared/traces` as seen from the repository root. Only tests/cli_triage.rs and
+/// tests/triage.rs still read it; their own captures are in fixtures/traces now.
 pub fn shared_traces(repo_root: &Path) -> PathBuf {
     repo_root.join("../shared/traces")
 }

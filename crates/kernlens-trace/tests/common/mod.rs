@@ -1,7 +1,15 @@
-//! Builders for synthetic traces (trace.md §18): each test states its events inline.
+//! Builders for synthetic traces (trace.md §18): each test states its events inline;
+//! where the real ones live (`fixture`, `PublicTraces`); the independent oracle's check.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../../tests/support/trace_files.rs"]
+mod trace_files;
+
 use std::io::Write;
+use std::path::Path;
+
+#[allow(unused_imports)]
+pub use trace_files::{PublicTraces, fixture};
 
 use kernlens_trace::{Analysis, Options, TraceSource, analyze};
 use serde_json::{Value, json};
@@ -77,15 +85,19 @@ pub fn analyze_bytes(bytes: &[u8], opts: &Options) -> Analysis {
 }
 
 pub fn run(bytes: &[u8]) -> Analysis {
-    let mut o = Options::default();
-    o.top_k = 0;
-    analyze_bytes(bytes, &o)
+    analyze_bytes(bytes, &all_rows())
 }
 
-pub fn shared(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(name)
+/// Every kernel and op row (`top_k = 0`).
+pub fn all_rows() -> Options {
+    let mut o = Options::default();
+    o.top_k = 0;
+    o
+}
+
+/// The analysis of the trace file at `path`.
+pub fn analyze_path(path: &Path, opts: &Options) -> Analysis {
+    analyze(&TraceSource::open(path).unwrap(), opts).unwrap()
 }
 
 pub fn close(a: f64, b: f64) -> bool {
@@ -139,4 +151,100 @@ pub fn categories_tuple(c: &kernlens_trace::Categories) -> (f64, f64, f64, f64, 
         c.memcpy_us,
         c.idle_us,
     )
+}
+
+/// Checks every oracle file `<expected>/<stem>.json` (made by
+/// fixtures/traces/expected/reference.py) against the analysis of its trace under
+/// `traces`, and returns how many were checked. The trace of `<stem>` is
+/// `<stem>.json.gz`, or, for `<dir>__<file>`, `<dir>/<file>.pt.trace.json.gz`: a
+/// directory of traces (as `tensorboard_trace_handler` writes) names its figures so.
+/// Counts must agree exactly, times to float precision.
+pub fn check_oracle_dir(expected: &Path, traces: &Path) -> usize {
+    let mut checked = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(expected)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let nested = stem
+            .split_once("__")
+            .map(|(dir, file)| traces.join(format!("{dir}/{file}.pt.trace.json.gz")));
+        let trace = [traces.join(format!("{stem}.json.gz"))]
+            .into_iter()
+            .chain(nested)
+            .find(|p| p.exists())
+            .unwrap_or_else(|| panic!("{stem}: no trace for it under {}", traces.display()));
+        let e: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let a = analyze_path(&trace, &all_rows());
+        let t = &a.timeline;
+        assert_eq!(a.event_total, e["event_total"].as_u64().unwrap(), "{stem}");
+        assert_eq!(
+            a.attribution.kernel_count,
+            e["kernel_count"].as_u64().unwrap(),
+            "{stem}"
+        );
+        for (mine, key) in [
+            (t.total_us, "total_us"),
+            (t.busy_us, "busy_us"),
+            (t.kernel_union_us, "kernel_union_us"),
+            (t.kernel_sum_us, "kernel_sum_us"),
+            (t.idle_pct, "idle_pct"),
+        ] {
+            assert!(
+                close(mine, e[key].as_f64().unwrap()),
+                "{stem} {key}: {mine} vs {}",
+                e[key]
+            );
+        }
+        let g = &e["graph"];
+        assert_eq!(a.graph.launches, g["launches"].as_u64().unwrap(), "{stem}");
+        assert_eq!(
+            a.graph.launches_with_kernels,
+            g["launches_with_kernels"].as_u64().unwrap(),
+            "{stem}"
+        );
+        assert_eq!(
+            a.graph.graph_kernels,
+            g["graph_kernels"].as_u64().unwrap(),
+            "{stem}"
+        );
+        assert_eq!(a.graph.coverage, g["coverage"].as_f64(), "{stem}");
+        assert_eq!(
+            a.graph.under_recorded,
+            g["under_recorded"].as_bool().unwrap(),
+            "{stem}"
+        );
+        let at = &e["attribution"];
+        assert_eq!(
+            a.attribution.attributed_kernels,
+            at["attributed"].as_u64().unwrap(),
+            "{stem}"
+        );
+        assert_eq!(
+            a.attribution.graph_attributed_kernels,
+            at["graph_attributed"].as_u64().unwrap(),
+            "{stem}"
+        );
+        assert_eq!(
+            a.attribution.unlinked_kernels,
+            at["unlinked"].as_u64().unwrap(),
+            "{stem}"
+        );
+        for (k, ek) in a.kernels.iter().zip(e["top_kernels"].as_array().unwrap()) {
+            assert_eq!(k.name, ek["name"].as_str().unwrap(), "{stem}");
+            assert_eq!(k.calls, ek["calls"].as_u64().unwrap(), "{stem}");
+            assert!(
+                close(k.total_us, ek["total_us"].as_f64().unwrap()),
+                "{stem}"
+            );
+        }
+        assert!(a.stream_errors.is_empty(), "{stem}: {:?}", a.stream_errors);
+        checked += 1;
+    }
+    checked
 }
