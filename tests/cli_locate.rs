@@ -9,8 +9,11 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/locate")
 }
 
-fn shared_traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces")
+/// The project's own captures and the script that made them (their Triton source).
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(path)
 }
 
 fn kernlens(args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -223,14 +226,14 @@ fn dump_keywords_prints_the_pattern_set_without_searching() {
 
 #[test]
 fn trace_launcher_corroborates_the_definition_e1() {
-    let traces = shared_traces();
+    let (src, trace) = (fixture("src"), fixture("traces/eager.json.gz"));
     let out = kernlens(
         &[
             "--root",
-            traces.to_str().unwrap(),
+            src.to_str().unwrap(),
             "--no-discover",
             "--trace",
-            traces.join("eager.json.gz").to_str().unwrap(),
+            trace.to_str().unwrap(),
             "--json",
             "_fused_scale_bias_kernel",
         ],

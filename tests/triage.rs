@@ -20,7 +20,7 @@ fn repo_root() -> &'static Path {
 }
 
 fn shared(name: &str) -> PathBuf {
-    traces::shared_traces(repo_root()).join(name)
+    repo_root().join("fixtures/traces").join(name)
 }
 
 fn eager() -> PathBuf {

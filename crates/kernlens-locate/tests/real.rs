@@ -11,11 +11,20 @@ use kernlens_locate::{
 };
 use kernlens_trace::{EventObserver, ObservedEvent, Options, TraceId, TraceSource};
 
+/// The project's own captures, bundled with the repository.
 fn traces() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
+        .join("../../fixtures/traces")
         .canonicalize()
-        .unwrap()
+        .expect("fixtures/traces is part of the checkout")
+}
+
+/// The script that made the captures: the source root their Triton kernels live in.
+fn src_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/src")
+        .canonicalize()
+        .expect("fixtures/src is part of the checkout")
 }
 
 /// An owned copy of one observed event: (cat, name, pid, tid, ts, dur, correlation).
@@ -153,7 +162,7 @@ fn l6_narrow_skip_prefixes_expose_the_triton_driver_frame() {
 
 #[test]
 fn e1_definition_corroborated_by_the_launcher() {
-    let mut l = Locator::builder().root(traces()).build().unwrap();
+    let mut l = Locator::builder().root(src_root()).build().unwrap();
     let opts = LocateOptions::default()
         .with_launchers(index("eager.json.gz", &LauncherOptions::default()));
     let r = l.locate("_fused_scale_bias_kernel", &opts);
@@ -173,7 +182,7 @@ fn e1_definition_corroborated_by_the_launcher() {
 
 #[test]
 fn e2_library_kernel_is_not_found_but_its_launcher_is_reported() {
-    let mut l = Locator::builder().root(traces()).build().unwrap();
+    let mut l = Locator::builder().root(src_root()).build().unwrap();
     let idx = index("eager.json.gz", &LauncherOptions::default());
     let r3 = kernel_names(&idx)
         .into_iter()

@@ -11,12 +11,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-/// `../shared/traces` as seen from the repository root. Only tests/cli_triage.rs and
-/// tests/triage.rs still read it; their own captures are in fixtures/traces now.
-pub fn shared_traces(repo_root: &Path) -> PathBuf {
-    repo_root.join("../shared/traces")
-}
-
 /// A trace file read as JSON, gzip detected by its magic bytes.
 pub fn read_trace(path: &Path) -> Value {
     let bytes = std::fs::read(path).unwrap();
