@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use kernlens_gate::{GateInputs, GateReport, Severity, analysis_probe, evaluate};
 use kernlens_trace::{Options, TraceSource};
 
-use super::{EXIT_STRICT, Failure, threshold_arg};
+use super::{EXIT_STRICT, Failure, Format, threshold_arg};
 
 /// Arguments of `kernlens gate`.
 #[derive(clap::Args)]
@@ -19,9 +19,9 @@ pub struct Args {
     /// Low-compute threshold in percent (0..=100); overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     min_compute: Option<f64>,
-    /// Print one `kernlens.gate/1` JSON document.
-    #[arg(long)]
-    json: bool,
+    /// JSON: one `kernlens.gate/1` document.
+    #[command(flatten)]
+    format: Format,
     /// Exit 3 when the trace had recovered structural problems.
     #[arg(long)]
     strict: bool,
@@ -41,16 +41,9 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let verdict = evaluate(&inputs, &thresholds, analysis_probe(&analysis));
     let report = GateReport::new(&inputs, &thresholds, verdict);
 
-    if args.json {
-        let text = serde_json::to_string(&report.document())
-            .map_err(|err| Failure::new("cannot render the gate verdict as JSON", err))?;
-        println!("{text}");
-    } else {
-        print!(
-            "{}",
-            render_text(&report, &analysis.trace_file, &analysis.stream_errors)
-        );
-    }
+    args.format.write(&report.document(), || {
+        render_text(&report, &analysis.trace_file, &analysis.stream_errors)
+    })?;
     if args.strict && !analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }

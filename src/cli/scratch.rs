@@ -29,6 +29,9 @@ const SCHEMA: &str = "kernlens.scratch/1";
 pub struct Args {
     #[command(subcommand)]
     action: Action,
+    /// Indent the JSON report.
+    #[arg(long, global = true)]
+    pretty: bool,
 }
 
 #[derive(clap::Subcommand)]
@@ -153,11 +156,8 @@ fn mount_table(explicit: Option<PathBuf>) -> MountTable {
     }
 }
 
-fn print(value: &Value) -> Result<(), Failure> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|e| Failure::new("cannot encode the report", e))?;
-    println!("{text}");
-    Ok(())
+fn print(value: &Value, pretty: bool) -> Result<(), Failure> {
+    super::write_json(value, pretty).map(|_| ())
 }
 
 fn with_header(action: &str, body: Value) -> Value {
@@ -179,6 +179,7 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<Value, Failure> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    let pretty = args.pretty;
     match args.action {
         Action::Create {
             source,
@@ -210,7 +211,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                     if let Value::Object(map) = &mut body {
                         map.insert("sweep".into(), encode(&ws.sweep)?);
                     }
-                    print(&body)?;
+                    print(&body, pretty)?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(err) if err.is_refusal() => {
@@ -223,7 +224,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                         }
                         other => json!({"reason": "refused", "message": other.to_string()}),
                     };
-                    print(&with_header("create", json!({ "refused": refused })))?;
+                    print(
+                        &with_header("create", json!({ "refused": refused })),
+                        pretty,
+                    )?;
                     eprintln!("kernlens: scratch create: {err}");
                     Ok(ExitCode::from(1))
                 }
@@ -238,7 +242,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             let ws = Workspace::open(&scratch_dir).map_err(|e| Failure::new("scratch diff", e))?;
             let report = export(&ws, &ExportRequest::new(best, out))
                 .map_err(|e| Failure::new("scratch diff", e))?;
-            print(&with_header("diff", encode(&report)?))?;
+            print(&with_header("diff", encode(&report)?), pretty)?;
             Ok(ExitCode::SUCCESS)
         }
         Action::Release { scratch_dir } => {
@@ -252,7 +256,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                     "why": "the worktree sits beside its output and is never swept; remove it yourself when done",
                 }),
             };
-            print(&with_header("release", body))?;
+            print(&with_header("release", body), pretty)?;
             Ok(ExitCode::SUCCESS)
         }
         Action::Sweep {
@@ -274,7 +278,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             if let Value::Object(map) = &mut body {
                 map.insert("local_root".into(), json!(root));
             }
-            print(&body)?;
+            print(&body, pretty)?;
             Ok(ExitCode::SUCCESS)
         }
     }

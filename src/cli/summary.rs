@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use kernlens_trace::{Analysis, Limits, Options, StepSource, TimeWindow, TraceSource, WindowMode};
 
-use super::{EXIT_STRICT, Failure};
+use super::{EXIT_STRICT, Failure, Format};
 
 /// Arguments of `kernlens summary`.
 #[derive(clap::Args)]
@@ -20,9 +20,9 @@ pub struct Args {
     /// Analyse every rank of a directory in parallel and report the busy% spread.
     #[arg(long)]
     all_ranks: bool,
-    /// Print the kernlens.summary/1 JSON document (kernlens.ranks/1 with --all-ranks).
-    #[arg(long)]
-    json: bool,
+    /// JSON: the kernlens.summary/1 document (kernlens.ranks/1 with --all-ranks).
+    #[command(flatten)]
+    format: Format,
     /// Exit with status 3 when the trace had structural problems.
     #[arg(long)]
     strict: bool,
@@ -78,16 +78,16 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     let source = TraceSource::open(&args.trace)
         .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
-    let analysis = match super::progress::ReadProgress::for_trace(&args.trace, args.json) {
-        Some(mut line) => kernlens_trace::analyze_with_progress(&source, &opts, None, &mut line),
-        None => kernlens_trace::analyze(&source, &opts),
-    }
-    .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
-    if args.json {
-        println!("{}", analysis.to_json());
-    } else {
-        print!("{}", render(&analysis));
-    }
+    let analysis =
+        match super::progress::ReadProgress::for_trace(&args.trace, args.format.is_json()) {
+            Some(mut line) => {
+                kernlens_trace::analyze_with_progress(&source, &opts, None, &mut line)
+            }
+            None => kernlens_trace::analyze(&source, &opts),
+        }
+        .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
+    args.format
+        .write(&analysis.to_json(), || render(&analysis))?;
     if args.strict && !analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
@@ -97,9 +97,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
 fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
     let report = kernlens_trace::analyze_all_ranks(&args.trace, opts)
         .map_err(|e| Failure::new(format!("cannot read ranks of '{}'", args.trace), e))?;
-    if args.json {
-        println!("{}", report.to_json());
-    } else {
+    args.format.write(&report.to_json(), || {
         use std::fmt::Write;
         let mut o = format!("{} rank(s) under {}\n", report.ranks.len(), report.input);
         let _ = writeln!(
@@ -142,8 +140,8 @@ fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
                 r(s.max_rank)
             );
         }
-        print!("{o}");
-    }
+        o
+    })?;
     // A failed rank is at least as damaged as one with recovered problems (a rank without a
     // trace array used to be an analysis carrying that stream error).
     let damaged = report
