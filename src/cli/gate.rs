@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use kernlens_gate::{GateInputs, GateReport, Severity, analysis_probe, evaluate};
+use kernlens_gate::{Decision, GateInputs, GateReport, Severity, analysis_probe, evaluate};
 use kernlens_trace::{Options, TraceSource};
 
 use super::{EXIT_STRICT, Failure, Format, threshold_arg};
@@ -25,7 +25,14 @@ pub struct Args {
     /// Exit 3 when the trace had recovered structural problems.
     #[arg(long)]
     strict: bool,
+    /// Exit 4 when the verdict is `suppress`, so a CI step fails on it (the report is printed
+    /// first, as always).
+    #[arg(long)]
+    fail_on_suppress: bool,
 }
+
+/// Exit status of `gate --fail-on-suppress` on a suppressing verdict.
+pub const EXIT_SUPPRESS: u8 = 4;
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let thresholds = super::thresholds(args.idle_threshold, args.min_compute);
@@ -44,8 +51,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     args.format.write(&report.document(), || {
         render_text(&report, &analysis.trace_file, &analysis.stream_errors)
     })?;
+    // A damaged trace (3) outranks the verdict (4): the verdict was read from damaged input.
     if args.strict && !analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
+    }
+    if args.fail_on_suppress && report.decision == Decision::Suppress {
+        return Ok(ExitCode::from(EXIT_SUPPRESS));
     }
     Ok(ExitCode::SUCCESS)
 }
