@@ -167,7 +167,7 @@ fn json_is_one_line_by_default_and_indented_with_pretty_on_every_subcommand() {
     }
     let dir = temp_dir();
     let root = dir.to_str().unwrap().to_owned();
-    let compact = stdout_of(&["scratch", "sweep", "--local-root", &root]);
+    let compact = stdout_of(&["scratch", "sweep", "--local-root", &root, "--json"]);
     assert_eq!(compact.lines().count(), 1, "{compact}");
     let pretty = stdout_of(&["scratch", "sweep", "--local-root", &root, "--pretty"]);
     assert!(pretty.lines().count() > 3, "{pretty}");

@@ -123,10 +123,11 @@ pub fn write_stdout(text: &str) -> Result<ExitCode, Failure> {
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct Format {
     /// Print the subcommand's versioned JSON document (one line) instead of the table.
-    #[arg(long)]
+    // Global so `scratch --json diff DIR` and `scratch diff DIR --json` both work.
+    #[arg(long, global = true)]
     pub json: bool,
     /// Indent the JSON document (implies --json).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub pretty: bool,
 }
 
