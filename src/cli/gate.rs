@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use kernlens_gate::{Decision, GateInputs, GateReport, Severity, analysis_probe, evaluate};
-use kernlens_trace::{Options, TraceSource};
+use kernlens_trace::Options;
 
 use super::{EXIT_STRICT, Failure, Format, threshold_arg};
 
@@ -37,8 +37,7 @@ pub const EXIT_SUPPRESS: u8 = 4;
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let thresholds = super::thresholds(args.idle_threshold, args.min_compute);
 
-    let source = TraceSource::open(&args.trace)
-        .map_err(|err| Failure::new(format!("cannot open trace '{}'", args.trace), err))?;
+    let source = super::open_trace(&args.trace)?;
     let analysis = kernlens_trace::analyze(&source, &Options::default())
         .map_err(|err| Failure::new(format!("cannot read trace '{}'", source.file()), err))?;
 

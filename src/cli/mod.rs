@@ -163,6 +163,29 @@ pub fn write_json<T: serde::Serialize>(doc: &T, pretty: bool) -> Result<ExitCode
     write_stdout(&text)
 }
 
+/// Opens a trace argument (file, directory or `-`) for the commands that read one. A path that
+/// cannot be reached keeps the OS reason (`kernlens: cannot open trace 'x.json': No such file
+/// or directory (os error 2)`), naming the path once. A directory of several rank files says on
+/// standard error which file was chosen, since the output describes that one file only.
+pub fn open_trace(input: &str) -> Result<kernlens_trace::TraceSource, Failure> {
+    let what = || format!("cannot open trace '{input}'");
+    if input != "-" {
+        std::fs::metadata(input).map_err(|e| Failure::new(what(), e))?;
+    }
+    let source = kernlens_trace::TraceSource::open(input).map_err(|e| Failure::new(what(), e))?;
+    if source.rank_count() > 1 {
+        let rank = source
+            .analyzed_rank()
+            .map_or_else(|| "one".to_owned(), |r| format!("rank {r}"));
+        eprintln!(
+            "kernlens: chose {rank} of {} files under '{input}': {}; use --all-ranks for every rank",
+            source.rank_count(),
+            source.file()
+        );
+    }
+    Ok(source)
+}
+
 /// Exit status for a trace whose recovered problems `--strict` turns into a failure.
 pub const EXIT_STRICT: u8 = 3;
 

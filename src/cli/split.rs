@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use kernlens::output::{AtomicFile, ensure_not_input};
-use kernlens_trace::{SplitOptions, SplitReport, TraceSource, WindowMode, split_window};
+use kernlens_trace::{SplitOptions, SplitReport, WindowMode, split_window};
 
 use super::summary::window_mode;
 use super::{EXIT_STRICT, Failure, Format};
@@ -41,7 +41,7 @@ fn split_window_mode(spec: &str) -> Result<WindowMode, String> {
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let what = || format!("cannot split '{}'", args.trace);
-    let source = TraceSource::open(&args.trace).map_err(|e| Failure::new(what(), e))?;
+    let source = super::open_trace(&args.trace)?;
     // The chunk goes to a temporary file renamed over `-o` only once it is complete, so a
     // failed split (no window, a write error) leaves whatever was at `-o` as it was, and a
     // symlink there is replaced rather than written through (docs/design/cli.md).

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use kernlens_trace::{Analysis, Limits, Options, StepSource, TimeWindow, TraceSource, WindowMode};
+use kernlens_trace::{Analysis, Limits, Options, StepSource, TimeWindow, WindowMode};
 
 use super::{EXIT_STRICT, Failure, Format};
 
@@ -76,8 +76,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     if args.all_ranks {
         return all_ranks(&args, &opts);
     }
-    let source = TraceSource::open(&args.trace)
-        .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
+    let source = super::open_trace(&args.trace)?;
     let analysis =
         match super::progress::ReadProgress::for_trace(&args.trace, args.format.is_json()) {
             Some(mut line) => {
