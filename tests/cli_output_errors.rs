@@ -83,3 +83,30 @@ fn a_directory_of_rank_files_says_which_rank_it_chose() {
     let one = kernlens(&["gate", fixtures.join("eager.json.gz").to_str().unwrap()]);
     assert!(one.stderr.is_empty(), "a file input has no note");
 }
+
+#[test]
+fn an_overflowing_window_is_a_usage_error_on_summary_and_split() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/traces/eager.json.gz");
+    let trace = trace.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let chunk = tmp.path().join("chunk.json");
+    let window = "--window=-5000000000000000:5000000000000000";
+    for args in [
+        vec!["summary", trace, window, "--json"],
+        vec!["split", trace, window, "-o", chunk.to_str().unwrap()],
+    ] {
+        let out = kernlens(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("is longer than"), "{stderr}");
+    }
+    assert!(!chunk.exists());
+    let fine = kernlens(&[
+        "summary",
+        trace,
+        "--window=-5000000000:5000000000",
+        "--json",
+    ]);
+    assert_eq!(fine.status.code(), Some(0));
+}

@@ -61,10 +61,18 @@ pub fn window_mode(spec: &str) -> Result<WindowMode, String> {
         "auto" => WindowMode::steady(StepSource::Auto),
         "annotation" => WindowMode::steady(StepSource::Annotation),
         "cpu-steps" => WindowMode::steady(StepSource::CpuSteps),
-        range => WindowMode::Explicit(
-            TimeWindow::parse_us(range)
-                .map_err(|e| format!("{e}; or use auto, none, annotation, cpu-steps"))?,
-        ),
+        range => {
+            let window = TimeWindow::parse_us(range)
+                .map_err(|e| format!("{e}; or use auto, none, annotation, cpu-steps"))?;
+            // A length past i64 ns (about 292 years) would wrap in the window arithmetic.
+            if window.end_ns().checked_sub(window.start_ns()).is_none() {
+                return Err(format!(
+                    "the window '{range}' is longer than 9223372036854775807 ns; \
+                     give START_US:END_US within the trace"
+                ));
+            }
+            WindowMode::Explicit(window)
+        }
     })
 }
 
