@@ -27,7 +27,9 @@ fn package(tmp: &Path) -> PathBuf {
 
 fn kernlens(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(BIN);
-    cmd.args(args).env_remove("KERNLENS_LOCAL_SCRATCH_ROOT");
+    cmd.args(args)
+        .arg("--json")
+        .env_remove("KERNLENS_LOCAL_SCRATCH_ROOT");
     for (k, v) in envs {
         cmd.env(k, v);
     }
@@ -396,6 +398,7 @@ fn z5_two_processes_creating_one_attempt_one_wins_the_other_collides() {
                 src.to_str().unwrap(),
                 "--output",
                 output.to_str().unwrap(),
+                "--json",
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

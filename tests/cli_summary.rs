@@ -94,7 +94,7 @@ fn missing_file_is_one_line_and_exit_1() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with("kernlens: ")
-            && err.contains("no usable trace file at /no/such/trace.json"),
+            && err.contains("cannot open trace '/no/such/trace.json': No such file"),
         "{err}"
     );
     assert!(!err.contains("panicked"));

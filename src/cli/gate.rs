@@ -3,10 +3,10 @@
 
 use std::process::ExitCode;
 
-use kernlens_gate::{GateInputs, GateReport, Severity, analysis_probe, evaluate};
-use kernlens_trace::{Options, TraceSource};
+use kernlens_gate::{Decision, GateInputs, GateReport, Severity, analysis_probe, evaluate};
+use kernlens_trace::Options;
 
-use super::{EXIT_STRICT, Failure, threshold_arg};
+use super::{EXIT_STRICT, Failure, Format, threshold_arg};
 
 /// Arguments of `kernlens gate`.
 #[derive(clap::Args)]
@@ -19,19 +19,25 @@ pub struct Args {
     /// Low-compute threshold in percent (0..=100); overrides KERNLENS_MIN_COMPUTE_PCT (default 10).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     min_compute: Option<f64>,
-    /// Print one `kernlens.gate/1` JSON document.
-    #[arg(long)]
-    json: bool,
+    /// JSON: one `kernlens.gate/1` document.
+    #[command(flatten)]
+    format: Format,
     /// Exit 3 when the trace had recovered structural problems.
     #[arg(long)]
     strict: bool,
+    /// Exit 4 when the verdict is `suppress`, so a CI step fails on it (the report is printed
+    /// first, as always).
+    #[arg(long)]
+    fail_on_suppress: bool,
 }
+
+/// Exit status of `gate --fail-on-suppress` on a suppressing verdict.
+pub const EXIT_SUPPRESS: u8 = 4;
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let thresholds = super::thresholds(args.idle_threshold, args.min_compute);
 
-    let source = TraceSource::open(&args.trace)
-        .map_err(|err| Failure::new(format!("cannot open trace '{}'", args.trace), err))?;
+    let source = super::open_trace(&args.trace)?;
     let analysis = kernlens_trace::analyze(&source, &Options::default())
         .map_err(|err| Failure::new(format!("cannot read trace '{}'", source.file()), err))?;
 
@@ -41,18 +47,15 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let verdict = evaluate(&inputs, &thresholds, analysis_probe(&analysis));
     let report = GateReport::new(&inputs, &thresholds, verdict);
 
-    if args.json {
-        let text = serde_json::to_string(&report.document())
-            .map_err(|err| Failure::new("cannot render the gate verdict as JSON", err))?;
-        println!("{text}");
-    } else {
-        print!(
-            "{}",
-            render_text(&report, &analysis.trace_file, &analysis.stream_errors)
-        );
-    }
+    args.format.write(&report.document(), || {
+        render_text(&report, &analysis.trace_file, &analysis.stream_errors)
+    })?;
+    // A damaged trace (3) outranks the verdict (4): the verdict was read from damaged input.
     if args.strict && !analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
+    }
+    if args.fail_on_suppress && report.decision == Decision::Suppress {
+        return Ok(ExitCode::from(EXIT_SUPPRESS));
     }
     Ok(ExitCode::SUCCESS)
 }

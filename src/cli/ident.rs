@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use kernlens_ident::{Category, VendorLib, classify, demangle_full, keys, vendor_of};
 use serde::Serialize;
 
-use super::{Failure, write_stdout};
+use super::{Failure, Format};
 
 /// Arguments of `kernlens ident`.
 #[derive(clap::Args)]
@@ -16,9 +16,9 @@ pub struct Args {
     /// standard input.
     #[arg(required = true, value_name = "NAME")]
     names: Vec<String>,
-    /// Print one `kernlens.ident/1` JSON document instead of a table.
-    #[arg(long)]
-    json: bool,
+    /// JSON: one `kernlens.ident/1` document instead of a table.
+    #[command(flatten)]
+    format: Format,
 }
 
 #[derive(Serialize)]
@@ -47,19 +47,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         }
     }
     let results: Vec<Identified> = names.into_iter().map(identify).collect();
-    let text = if args.json {
-        let document = Document {
-            schema: "kernlens.ident/1",
-            results: &results,
-        };
-        let mut json = serde_json::to_string_pretty(&document)
-            .map_err(|e| Failure::new("cannot write the ident JSON", e))?;
-        json.push('\n');
-        json
-    } else {
-        table(&results)
+    let document = Document {
+        schema: "kernlens.ident/1",
+        results: &results,
     };
-    write_stdout(&text)
+    args.format.write(&document, || table(&results))
 }
 
 /// Names from standard input, one a line; blank lines are skipped and

@@ -101,8 +101,9 @@ pub fn thresholds(idle_flag: Option<f64>, min_compute_flag: Option<f64>) -> Thre
     thresholds
 }
 
-/// Writes a whole document to standard output. A closed pipe (`| head`) is the
-/// reader's choice, not a failure.
+/// Writes a whole document to standard output: the one writer every subcommand's result goes
+/// through. A closed pipe (`| head`) is the reader's choice, not a failure, so it ends the
+/// command quietly with status 0 instead of the panic `println!` gives.
 pub fn write_stdout(text: &str) -> Result<ExitCode, Failure> {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
@@ -114,6 +115,75 @@ pub fn write_stdout(text: &str) -> Result<ExitCode, Failure> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(Failure::new("cannot write to standard output", e)),
     }
+}
+
+/// How a subcommand prints its result: a table for people by default, its versioned JSON
+/// document with `--json` (one line), indented with `--pretty`. The same two flags on every
+/// subcommand that has a table.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct Format {
+    /// Print the subcommand's versioned JSON document (one line) instead of the table.
+    // Global so `scratch --json diff DIR` and `scratch diff DIR --json` both work.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Indent the JSON document (implies --json).
+    #[arg(long, global = true)]
+    pub pretty: bool,
+}
+
+impl Format {
+    /// Whether the result is JSON rather than a table.
+    pub fn is_json(self) -> bool {
+        self.json || self.pretty
+    }
+
+    /// Writes `doc` as JSON when asked for, else the table `human` renders (only then built).
+    pub fn write<T: serde::Serialize>(
+        self,
+        doc: &T,
+        human: impl FnOnce() -> String,
+    ) -> Result<ExitCode, Failure> {
+        if self.is_json() {
+            write_json(doc, self.pretty)
+        } else {
+            write_stdout(&human())
+        }
+    }
+}
+
+/// Writes one JSON document and a newline through [`write_stdout`]; compact unless `pretty`.
+pub fn write_json<T: serde::Serialize>(doc: &T, pretty: bool) -> Result<ExitCode, Failure> {
+    let encoded = if pretty {
+        serde_json::to_string_pretty(doc)
+    } else {
+        serde_json::to_string(doc)
+    };
+    let mut text = encoded.map_err(|e| Failure::new("cannot encode the JSON document", e))?;
+    text.push('\n');
+    write_stdout(&text)
+}
+
+/// Opens a trace argument (file, directory or `-`) for the commands that read one. A path that
+/// cannot be reached keeps the OS reason (`kernlens: cannot open trace 'x.json': No such file
+/// or directory (os error 2)`), naming the path once. A directory of several rank files says on
+/// standard error which file was chosen, since the output describes that one file only.
+pub fn open_trace(input: &str) -> Result<kernlens_trace::TraceSource, Failure> {
+    let what = || format!("cannot open trace '{input}'");
+    if input != "-" {
+        std::fs::metadata(input).map_err(|e| Failure::new(what(), e))?;
+    }
+    let source = kernlens_trace::TraceSource::open(input).map_err(|e| Failure::new(what(), e))?;
+    if source.rank_count() > 1 {
+        let rank = source
+            .analyzed_rank()
+            .map_or_else(|| "one".to_owned(), |r| format!("rank {r}"));
+        eprintln!(
+            "kernlens: chose {rank} of {} files under '{input}': {}; use --all-ranks for every rank",
+            source.rank_count(),
+            source.file()
+        );
+    }
+    Ok(source)
 }
 
 /// Exit status for a trace whose recovered problems `--strict` turns into a failure.

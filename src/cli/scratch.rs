@@ -6,7 +6,7 @@
 //! format, which is how the tests drive the network-filesystem path (relocation, ownership,
 //! sweeping) through this binary without mounting anything.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ use kernlens_scratch::sweep::{DEFAULT_GRACE, SweepOptions, sweep};
 use kernlens_scratch::workspace::Workspace;
 use serde_json::{Value, json};
 
-use super::Failure;
+use super::{Failure, Format};
 
 const SCHEMA: &str = "kernlens.scratch/1";
 
@@ -29,6 +29,9 @@ const SCHEMA: &str = "kernlens.scratch/1";
 pub struct Args {
     #[command(subcommand)]
     action: Action,
+    /// JSON: the kernlens.scratch/1 report instead of the table.
+    #[command(flatten)]
+    format: Format,
 }
 
 #[derive(clap::Subcommand)]
@@ -67,12 +70,12 @@ enum Action {
     },
     /// Mark a relocated scratch session done, so the next sweep removes it.
     Release {
-        /// The scratch worktree.
+        /// The scratch worktree, or the attempt directory given to `create --output`.
         scratch_dir: PathBuf,
     },
     /// Export what changed in a scratch worktree: per-file copies, a patch, export.json.
     Diff {
-        /// The scratch worktree.
+        /// The scratch worktree, or the attempt directory given to `create --output`.
         scratch_dir: PathBuf,
         /// Output directory (default: <output_dir>/optimized_versions).
         #[arg(short = 'o', long = "out")]
@@ -153,11 +156,143 @@ fn mount_table(explicit: Option<PathBuf>) -> MountTable {
     }
 }
 
-fn print(value: &Value) -> Result<(), Failure> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|e| Failure::new("cannot encode the report", e))?;
-    println!("{text}");
-    Ok(())
+/// Writes the report: `value` as JSON with `--json`, else the table `human` renders from it.
+fn print(format: Format, value: &Value, human: fn(&Value) -> String) -> Result<(), Failure> {
+    format.write(value, || human(value)).map(|_| ())
+}
+
+/// A JSON string or path field for a table cell (`-` when absent).
+fn field(value: &Value, key: &str) -> String {
+    match &value[key] {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn warnings_lines(value: &Value, out: &mut String) {
+    for w in value["warnings"].as_array().into_iter().flatten() {
+        out.push_str(&format!("warning   {}\n", w.as_str().unwrap_or_default()));
+    }
+}
+
+/// The sweep's lists as `label  count` lines, each path under its label.
+fn sweep_lines(sweep: &Value, out: &mut String) {
+    let Some(map) = sweep.as_object() else { return };
+    for (label, items) in map {
+        let Some(items) = items.as_array() else {
+            continue;
+        };
+        if items.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("{label:<13} {}\n", items.len()));
+        for item in items {
+            let text = item
+                .as_str()
+                .map_or_else(|| item.to_string(), str::to_owned);
+            out.push_str(&format!("  {text}\n"));
+        }
+    }
+}
+
+fn create_table(v: &Value) -> String {
+    if !v["refused"].is_null() {
+        let r = &v["refused"];
+        let what = [&r["path"], &r["name"], &r["message"]]
+            .into_iter()
+            .find_map(|x| x.as_str())
+            .unwrap_or_default();
+        return format!("refused   {} {what}\n", field(r, "reason"));
+    }
+    let mut o = String::new();
+    for (label, key) in [
+        ("worktree", "worktree"),
+        ("kernel", "kernel_path"),
+        ("session", "session"),
+        ("attempt", "attempt"),
+        ("branch", "branch"),
+        ("base", "base_commit"),
+        ("output", "output_dir"),
+        ("relocated", "relocated"),
+    ] {
+        let value = if v[key].is_null() {
+            field(&v["meta"], key)
+        } else {
+            field(v, key)
+        };
+        o.push_str(&format!("{label:<9} {value}\n"));
+    }
+    warnings_lines(v, &mut o);
+    sweep_lines(&v["sweep"], &mut o);
+    o
+}
+
+fn diff_table(v: &Value) -> String {
+    let mut o = format!(
+        "exported  {}\nbase      {}  best {}\npatch     {} bytes\n",
+        field(v, "out_dir"),
+        field(v, "base_commit"),
+        field(v, "best"),
+        field(v, "patch_bytes")
+    );
+    let changes = v["changes"].as_array().map_or(&[][..], Vec::as_slice);
+    o.push_str(&format!("changes   {}\n", changes.len()));
+    for c in changes {
+        let binary = if c["binary"] == Value::Bool(true) {
+            "  (binary)"
+        } else {
+            ""
+        };
+        o.push_str(&format!(
+            "  {:<9} {}{binary}\n",
+            field(c, "status"),
+            field(c, "path")
+        ));
+    }
+    for d in v["excluded_drift"].as_array().into_iter().flatten() {
+        o.push_str(&format!(
+            "excluded  {:<9} {} (copied, not in the patch)\n",
+            field(d, "state"),
+            field(d, "path")
+        ));
+    }
+    warnings_lines(v, &mut o);
+    o
+}
+
+fn release_table(v: &Value) -> String {
+    if v["released"] == Value::Bool(true) {
+        format!("released  {}\n", field(v, "session_dir"))
+    } else {
+        format!("not released: {}\n", field(v, "why"))
+    }
+}
+
+fn sweep_table(v: &Value) -> String {
+    let mut o = format!("swept     {}\n", field(v, "local_root"));
+    let before = o.len();
+    sweep_lines(v, &mut o);
+    if o.len() == before {
+        o.push_str("nothing to reclaim\n");
+    }
+    o
+}
+
+/// `scratch diff|release DIR`: the worktree itself, or the attempt directory given to
+/// `create --output` when its `worktree` sits inside it.
+fn open_workspace(dir: &Path, what: &str) -> Result<Workspace, Failure> {
+    match Workspace::open(dir) {
+        Ok(ws) => Ok(ws),
+        Err(err) => {
+            let inner = dir.join("worktree");
+            if inner.join(".git").exists() {
+                Workspace::open(&inner).map_err(|e| Failure::new(what, e))
+            } else {
+                Err(Failure::new(what, err))
+            }
+        }
+    }
 }
 
 fn with_header(action: &str, body: Value) -> Value {
@@ -179,6 +314,7 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<Value, Failure> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    let format = args.format;
     match args.action {
         Action::Create {
             source,
@@ -210,7 +346,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                     if let Value::Object(map) = &mut body {
                         map.insert("sweep".into(), encode(&ws.sweep)?);
                     }
-                    print(&body)?;
+                    print(format, &body, create_table)?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(err) if err.is_refusal() => {
@@ -223,7 +359,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                         }
                         other => json!({"reason": "refused", "message": other.to_string()}),
                     };
-                    print(&with_header("create", json!({ "refused": refused })))?;
+                    print(
+                        format,
+                        &with_header("create", json!({ "refused": refused })),
+                        create_table,
+                    )?;
                     eprintln!("kernlens: scratch create: {err}");
                     Ok(ExitCode::from(1))
                 }
@@ -235,15 +375,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             out,
             best,
         } => {
-            let ws = Workspace::open(&scratch_dir).map_err(|e| Failure::new("scratch diff", e))?;
+            let ws = open_workspace(&scratch_dir, "scratch diff")?;
             let report = export(&ws, &ExportRequest::new(best, out))
                 .map_err(|e| Failure::new("scratch diff", e))?;
-            print(&with_header("diff", encode(&report)?))?;
+            print(format, &with_header("diff", encode(&report)?), diff_table)?;
             Ok(ExitCode::SUCCESS)
         }
         Action::Release { scratch_dir } => {
-            let ws =
-                Workspace::open(&scratch_dir).map_err(|e| Failure::new("scratch release", e))?;
+            let ws = open_workspace(&scratch_dir, "scratch release")?;
             let session = release(&ws).map_err(|e| Failure::new("scratch release", e))?;
             let body = match session {
                 Some(dir) => json!({"released": true, "session_dir": dir}),
@@ -252,7 +391,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                     "why": "the worktree sits beside its output and is never swept; remove it yourself when done",
                 }),
             };
-            print(&with_header("release", body))?;
+            print(format, &with_header("release", body), release_table)?;
             Ok(ExitCode::SUCCESS)
         }
         Action::Sweep {
@@ -274,7 +413,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             if let Value::Object(map) = &mut body {
                 map.insert("local_root".into(), json!(root));
             }
-            print(&body)?;
+            print(format, &body, sweep_table)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -4,10 +4,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use kernlens::output::{AtomicFile, ensure_not_input};
-use kernlens_trace::{SplitOptions, SplitReport, TraceSource, WindowMode, split_window};
+use kernlens_trace::{SplitOptions, SplitReport, WindowMode, split_window};
 
 use super::summary::window_mode;
-use super::{EXIT_STRICT, Failure};
+use super::{EXIT_STRICT, Failure, Format};
 
 /// Arguments of `kernlens split`.
 #[derive(clap::Args)]
@@ -20,9 +20,9 @@ pub struct Args {
     /// Output file; a name ending in .gz is gzip-compressed.
     #[arg(short = 'o', long = "output")]
     output: String,
-    /// Print the kernlens.split/1 JSON report.
-    #[arg(long)]
-    json: bool,
+    /// JSON: the kernlens.split/1 report.
+    #[command(flatten)]
+    format: Format,
     /// Exit with status 3 when the source had structural problems.
     #[arg(long)]
     strict: bool,
@@ -41,7 +41,7 @@ fn split_window_mode(spec: &str) -> Result<WindowMode, String> {
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let what = || format!("cannot split '{}'", args.trace);
-    let source = TraceSource::open(&args.trace).map_err(|e| Failure::new(what(), e))?;
+    let source = super::open_trace(&args.trace)?;
     // The chunk goes to a temporary file renamed over `-o` only once it is complete, so a
     // failed split (no window, a write error) leaves whatever was at `-o` as it was, and a
     // symlink there is replaced rather than written through (docs/design/cli.md).
@@ -56,17 +56,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let report = split_window(&source, &args.window, &mut file, &opts)
         .map_err(|e| Failure::new(what(), e))?;
     file.commit().map_err(|e| Failure::new(what(), e))?;
-    if args.json {
-        let mut doc = serde_json::json!({ "schema": "kernlens.split/1" });
-        if let (Some(obj), Ok(serde_json::Value::Object(fields))) =
-            (doc.as_object_mut(), serde_json::to_value(&report))
-        {
-            obj.extend(fields);
-        }
-        println!("{doc}");
-    } else {
-        print!("{}", render(&report, &args.output));
+    let mut doc = serde_json::json!({ "schema": "kernlens.split/1" });
+    if let (Some(obj), Ok(serde_json::Value::Object(fields))) =
+        (doc.as_object_mut(), serde_json::to_value(&report))
+    {
+        obj.extend(fields);
     }
+    args.format.write(&doc, || render(&report, &args.output))?;
     if args.strict && !report.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }

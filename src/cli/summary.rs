@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use kernlens_trace::{Analysis, Limits, Options, StepSource, TimeWindow, TraceSource, WindowMode};
+use kernlens_trace::{Analysis, Limits, Options, StepSource, TimeWindow, WindowMode};
 
-use super::{EXIT_STRICT, Failure};
+use super::{EXIT_STRICT, Failure, Format};
 
 /// Arguments of `kernlens summary`.
 #[derive(clap::Args)]
@@ -20,9 +20,9 @@ pub struct Args {
     /// Analyse every rank of a directory in parallel and report the busy% spread.
     #[arg(long)]
     all_ranks: bool,
-    /// Print the kernlens.summary/1 JSON document (kernlens.ranks/1 with --all-ranks).
-    #[arg(long)]
-    json: bool,
+    /// JSON: the kernlens.summary/1 document (kernlens.ranks/1 with --all-ranks).
+    #[command(flatten)]
+    format: Format,
     /// Exit with status 3 when the trace had structural problems.
     #[arg(long)]
     strict: bool,
@@ -61,10 +61,18 @@ pub fn window_mode(spec: &str) -> Result<WindowMode, String> {
         "auto" => WindowMode::steady(StepSource::Auto),
         "annotation" => WindowMode::steady(StepSource::Annotation),
         "cpu-steps" => WindowMode::steady(StepSource::CpuSteps),
-        range => WindowMode::Explicit(
-            TimeWindow::parse_us(range)
-                .map_err(|e| format!("{e}; or use auto, none, annotation, cpu-steps"))?,
-        ),
+        range => {
+            let window = TimeWindow::parse_us(range)
+                .map_err(|e| format!("{e}; or use auto, none, annotation, cpu-steps"))?;
+            // A length past i64 ns (about 292 years) would wrap in the window arithmetic.
+            if window.end_ns().checked_sub(window.start_ns()).is_none() {
+                return Err(format!(
+                    "the window '{range}' is longer than 9223372036854775807 ns; \
+                     give START_US:END_US within the trace"
+                ));
+            }
+            WindowMode::Explicit(window)
+        }
     })
 }
 
@@ -76,18 +84,17 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     if args.all_ranks {
         return all_ranks(&args, &opts);
     }
-    let source = TraceSource::open(&args.trace)
+    let source = super::open_trace(&args.trace)?;
+    let analysis =
+        match super::progress::ReadProgress::for_trace(&args.trace, args.format.is_json()) {
+            Some(mut line) => {
+                kernlens_trace::analyze_with_progress(&source, &opts, None, &mut line)
+            }
+            None => kernlens_trace::analyze(&source, &opts),
+        }
         .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
-    let analysis = match super::progress::ReadProgress::for_trace(&args.trace, args.json) {
-        Some(mut line) => kernlens_trace::analyze_with_progress(&source, &opts, None, &mut line),
-        None => kernlens_trace::analyze(&source, &opts),
-    }
-    .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
-    if args.json {
-        println!("{}", analysis.to_json());
-    } else {
-        print!("{}", render(&analysis));
-    }
+    args.format
+        .write(&analysis.to_json(), || render(&analysis))?;
     if args.strict && !analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
@@ -97,9 +104,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
 fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
     let report = kernlens_trace::analyze_all_ranks(&args.trace, opts)
         .map_err(|e| Failure::new(format!("cannot read ranks of '{}'", args.trace), e))?;
-    if args.json {
-        println!("{}", report.to_json());
-    } else {
+    args.format.write(&report.to_json(), || {
         use std::fmt::Write;
         let mut o = format!("{} rank(s) under {}\n", report.ranks.len(), report.input);
         let _ = writeln!(
@@ -142,8 +147,8 @@ fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
                 r(s.max_rank)
             );
         }
-        print!("{o}");
-    }
+        o
+    })?;
     // A failed rank is at least as damaged as one with recovered problems (a rank without a
     // trace array used to be an analysis carrying that stream error).
     let damaged = report
