@@ -28,9 +28,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
 
 /// Why an output could not be written, or was refused.
 #[derive(Debug, thiserror::Error)]
@@ -101,12 +103,12 @@ fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 
 /// A file being written beside its target, renamed over it by [`AtomicFile::commit`].
 ///
-/// Dropped without a commit, it removes its temporary file and the target is untouched.
+/// Dropped without a commit, it removes its temporary file (tempfile's `NamedTempFile`
+/// does that) and the target is untouched.
 #[derive(Debug)]
 pub struct AtomicFile {
     target: PathBuf,
-    temp: PathBuf,
-    file: Option<BufWriter<File>>,
+    file: BufWriter<NamedTempFile>,
 }
 
 impl AtomicFile {
@@ -125,24 +127,36 @@ impl AtomicFile {
         let name = target
             .file_name()
             .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-        let (temp, file) = create_temp(&dir, &name)?;
-        let guard = AtomicFile {
-            target,
-            temp,
-            file: Some(BufWriter::new(file)),
-        };
-        if let Some(meta) = existing.filter(fs::Metadata::is_file)
-            && let Some(file) = &guard.file
+        // `.<name>.kernlens-XXXXXX.tmp`, created exclusively (O_EXCL never follows or
+        // reuses an existing entry, a symlink included).
+        let prefix = format!(".{name}.kernlens-");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
         {
-            file.get_ref()
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder
+            .tempfile_in(&dir)
+            .map_err(|source| OutputError::Io {
+                action: "create a file in",
+                path: dir.clone(),
+                source,
+            })?;
+        if let Some(meta) = existing.filter(fs::Metadata::is_file) {
+            temp.as_file()
                 .set_permissions(meta.permissions())
                 .map_err(|source| OutputError::Io {
                     action: "set permissions of",
-                    path: guard.temp.clone(),
+                    path: temp.path().to_path_buf(),
                     source,
                 })?;
         }
-        Ok(guard)
+        Ok(AtomicFile {
+            target,
+            file: BufWriter::new(temp),
+        })
     }
 
     /// The path the output will have once committed.
@@ -153,7 +167,7 @@ impl AtomicFile {
     /// Flushes, fsyncs and renames the temporary file over the target (replacing a symlink
     /// there, never writing through it), then fsyncs the directory so the rename survives a
     /// crash. On error the target is unchanged and the temporary file is removed.
-    pub fn commit(mut self) -> Result<(), OutputError> {
+    pub fn commit(self) -> Result<(), OutputError> {
         let io_err = |action, path: &Path| {
             let path = path.to_path_buf();
             move |source| OutputError::Io {
@@ -162,17 +176,15 @@ impl AtomicFile {
                 source,
             }
         };
-        let Some(writer) = self.file.take() else {
-            return Ok(());
-        };
-        let file = writer
-            .into_inner()
-            .map_err(|e| io_err("write", &self.temp)(e.into_error()))?;
-        file.sync_all().map_err(io_err("sync", &self.temp))?;
-        drop(file);
-        fs::rename(&self.temp, &self.target).map_err(io_err("replace", &self.target))?;
-        // The rename is done: nothing left to clean up, whatever the directory sync says.
-        self.temp = PathBuf::new();
+        let temp = self.file.into_inner().map_err(|e| {
+            let (error, writer) = e.into_parts();
+            io_err("write", writer.get_ref().path())(error)
+        })?;
+        temp.as_file()
+            .sync_all()
+            .map_err(io_err("sync", temp.path()))?;
+        temp.persist(&self.target)
+            .map_err(|e| io_err("replace", &self.target)(e.error))?;
         // Some file systems refuse fsync on a directory; the data itself is already synced.
         if let Ok(dir) = File::open(parent_dir(&self.target)) {
             let _ = dir.sync_all();
@@ -183,26 +195,11 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.file {
-            Some(f) => f.write(buf),
-            None => Err(io::Error::other("output already committed")),
-        }
+        self.file.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.file {
-            Some(f) => f.flush(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if !self.temp.as_os_str().is_empty() {
-            drop(self.file.take());
-            let _ = fs::remove_file(&self.temp);
-        }
+        self.file.flush()
     }
 }
 
@@ -211,47 +208,6 @@ fn parent_dir(target: &Path) -> PathBuf {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     }
-}
-
-/// A new file `.<name>.kernlens-<pid>-<n>.tmp` in `dir`, created exclusively (`O_EXCL`
-/// never follows or reuses an existing entry, a symlink included).
-fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, File), OutputError> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let mut last = None;
-    for _ in 0..64 {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(
-            ".{name}.kernlens-{}-{nanos:x}{n}.tmp",
-            std::process::id()
-        ));
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o666);
-        }
-        match options.open(&temp) {
-            Ok(file) => return Ok((temp, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(source) => {
-                return Err(OutputError::Io {
-                    action: "create a file in",
-                    path: dir.to_path_buf(),
-                    source,
-                });
-            }
-        }
-    }
-    Err(OutputError::Io {
-        action: "create a file in",
-        path: dir.to_path_buf(),
-        source: last.unwrap_or_else(|| io::Error::other("no free temporary name")),
-    })
 }
 
 #[cfg(test)]
