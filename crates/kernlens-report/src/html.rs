@@ -64,6 +64,7 @@ h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 8px}\
 .banner{padding:10px 14px;border-radius:6px;margin:10px 0;font-weight:600}\
 .banner.bad{background:var(--bad-bg);color:var(--bad-fg);border:2px solid var(--bad-fg)}\
 .banner.warn{background:var(--warn-bg);color:var(--warn-fg)}\
+.banner.note{font-weight:400;color:var(--muted);padding:0;margin:4px 0}\
 .banner.ok{background:var(--ok-bg);color:var(--ok-fg)}\
 .banner p{margin:4px 0 0;font-weight:400}\
 .figs{display:flex;flex-wrap:wrap;gap:8px 28px;margin:6px 0}.figs b{font-size:18px}\
@@ -224,13 +225,19 @@ impl<'a> Page<'a> {
                  often enough; the figures cover the whole trace.</div>",
             );
         }
-        if !self.lanes.memcpy_observed && a.timeline.memcpy_us > 0.0 {
+        // Copies the lanes cannot draw: loud when they are a real part of the span.
+        let t = &a.timeline;
+        if !self.lanes.memcpy_observed && t.memcpy_us > 0.0 {
+            let loud = t.memcpy_us > 0.01 * t.total_us;
             let _ = write!(
                 o,
-                "<div class=\"banner warn\" id=\"memcpy-not-drawn\">The lanes draw kernels only: \
-                 this trace reader does not hand memory copies and memsets to observers, so their \
-                 {} of device time is counted in every figure and table but not drawn.</div>",
-                text(&duration(a.timeline.memcpy_us * 1000.0))
+                "<div class=\"banner {}\" id=\"memcpy-not-drawn\">The lanes draw kernels only: \
+                 the trace reader does not hand memory copies and memsets to observers, so their \
+                 {} of device time ({:.1}% of the span) is counted in every figure and table but \
+                 not drawn, and a stream of copies alone has no lane.</div>",
+                if loud { "warn" } else { "note" },
+                text(&duration(t.memcpy_us * 1000.0)),
+                if t.total_us > 0.0 { t.memcpy_us / t.total_us * 100.0 } else { 0.0 },
             );
         }
     }
@@ -334,12 +341,17 @@ impl<'a> Page<'a> {
             let name = d
                 .device
                 .map_or_else(|| "unknown".to_owned(), |d| format!("GPU {d}"));
+            // The lanes' own measure of the device, beside the analysis' figure.
+            let lane = self.lanes.devices.iter().find(|l| l.device == d.device);
             let _ = write!(
                 o,
-                "<tr data-device=\"{}\" data-busy-pct=\"{:.4}\"><td>{name}</td><td class=\"n\">{}</td>\
+                "<tr data-device=\"{}\" data-busy-pct=\"{:.4}\" data-lane-kernel-union-ns=\"{}\" \
+                 data-lane-busy-pct=\"{:.4}\"><td>{name}</td><td class=\"n\">{}</td>\
                  <td class=\"n\">{}</td>{}</tr>",
                 d.device.map_or_else(String::new, |d| d.to_string()),
                 d.busy_pct,
+                lane.map_or(0, |l| l.scope.kernel_union_ns),
+                lane.map_or(0.0, |l| l.busy_pct(self.lanes.scope_total_ns)),
                 d.kernel_count,
                 ms(d.busy_us),
                 share_cell(d.busy_pct / 100.0),

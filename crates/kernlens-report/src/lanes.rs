@@ -19,7 +19,7 @@ use crate::bins::{Edges, bin_union, union_len};
 pub const MAX_BINS: usize = 2000;
 
 /// The bins a lane gets by default (one per pixel of the drawn timeline).
-pub const DEFAULT_BINS: usize = 1600;
+pub const DEFAULT_BINS: usize = 1000;
 
 /// How the lanes are binned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,6 +276,10 @@ pub struct Lane {
     pub scope: ScopeFigures,
     /// Whether any kernel of the lane belongs to a graph replay.
     pub has_graph: bool,
+    /// Whether `scope.busy_ns` counts copies too. Without copies from the reader, the
+    /// pooled and device lanes take busy from the analysis (exact), a stream lane counts
+    /// its kernels only.
+    pub busy_complete: bool,
 }
 
 impl Lane {
@@ -473,6 +477,7 @@ impl LaneRecorder {
                 bins: b.bins,
                 scope: b.scope,
                 has_graph: b.has_graph,
+                busy_complete: true,
             });
             ivs.clear();
         };
@@ -497,6 +502,7 @@ impl LaneRecorder {
                 bins: b.bins,
                 scope: b.scope,
                 has_graph: b.has_graph,
+                busy_complete: memcpy_observed,
             });
         }
         if let Some(d) = current {
@@ -505,14 +511,25 @@ impl LaneRecorder {
         let mut all: Vec<Iv> = lanes.into_iter().flat_map(|l| l.ivs).collect();
         sort(&mut all);
         let b = bin_lane(&all, &edges, window, &is_graph);
-        let pooled = Lane {
+        let mut pooled = Lane {
             label: "all GPUs".to_owned(),
             device: None,
             stream: None,
             bins: b.bins,
             scope: b.scope,
             has_graph: b.has_graph,
+            busy_complete: true,
         };
+        if !memcpy_observed {
+            // The reader kept copies from the observer: the analysis has the exact busy.
+            let t = &analysis.timeline;
+            pooled.scope.busy_ns = t.busy_ns;
+            for lane in &mut devices {
+                if let Some(d) = t.per_device.iter().find(|d| d.device == lane.device) {
+                    lane.scope.busy_ns = (d.busy_us * 1000.0).round() as i64;
+                }
+            }
+        }
         let shaded = analysis.window.as_ref().map(|w| ShadedWindow {
             start_ns: w.start_ns,
             end_ns: w.end_ns,

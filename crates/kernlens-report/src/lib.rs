@@ -61,7 +61,7 @@ pub use lanes::{
     ShadedWindow,
 };
 
-use kernlens_trace::{EventObserver, ObservedEvent, Options, TraceError, TraceSource};
+use kernlens_trace::{Options, TraceError, TraceSource};
 
 /// Reads `source` once with `options`, recording the lanes: the analysis and its lanes.
 pub fn analyze_with_lanes(
@@ -75,25 +75,4 @@ pub fn analyze_with_lanes(
     let analysis = kernlens_trace::analyze_observed(source, options, &mut recorder)?;
     let lanes = recorder.finish(&analysis);
     Ok((analysis, lanes))
-}
-
-/// Two observers fed from one read, for a caller whose pipeline already observes the
-/// trace (triage's launcher index) and wants the lanes too.
-pub struct Both<'a, 'b> {
-    first: &'a mut dyn EventObserver,
-    second: &'b mut dyn EventObserver,
-}
-
-impl<'a, 'b> Both<'a, 'b> {
-    /// Hands each event to `first`, then to `second`.
-    pub fn new(first: &'a mut dyn EventObserver, second: &'b mut dyn EventObserver) -> Self {
-        Both { first, second }
-    }
-}
-
-impl EventObserver for Both<'_, '_> {
-    fn observe(&mut self, event: &ObservedEvent<'_>) {
-        self.first.observe(event);
-        self.second.observe(event);
-    }
 }

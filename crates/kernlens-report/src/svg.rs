@@ -13,11 +13,11 @@ use crate::escape::text;
 use crate::lanes::{Bin, Lane, Lanes};
 
 /// Width of the label column, px.
-const LABEL_W: f64 = 230.0;
+const LABEL_W: f64 = 190.0;
 /// Width of the plot, px (a bin is `PLOT_W / bins` wide).
-pub(crate) const PLOT_W: f64 = 1600.0;
+pub(crate) const PLOT_W: f64 = 1000.0;
 /// Height of a lane, px.
-const LANE_H: f64 = 28.0;
+const LANE_H: f64 = 30.0;
 /// Height of a marker strip (overlap, graph replays), px.
 const STRIP_H: f64 = 5.0;
 const GAP: f64 = 6.0;
@@ -258,7 +258,7 @@ pub fn timeline_svg(lanes: &Lanes, standalone: bool) -> String {
             num(TOP - 8.0),
             num(TOP - 2.0),
             num(TOP - 11.0),
-            text(&duration(t)),
+            if t == 0.0 { "0".to_owned() } else { text(&duration(t)) },
             x = num(x),
         );
         t += step;
@@ -271,15 +271,21 @@ pub fn timeline_svg(lanes: &Lanes, standalone: bool) -> String {
         let device = lane.device.map_or_else(String::new, |d| d.to_string());
         let _ = write!(
             out,
-            r#"<g class="lane" data-kind="{kind}" data-device="{device}" data-bins="{}" data-busy-ns="{}" data-kernel-union-ns="{}" data-busy-pct="{:.4}">"#,
+            r#"<g class="lane" data-kind="{kind}" data-device="{device}" data-bins="{}" data-busy-ns="{}" data-kernel-union-ns="{}" data-busy-pct="{:.4}" data-busy-complete="{}">"#,
             lane.bins.len(),
             lane.scope.busy_ns,
             lane.scope.kernel_union_ns,
             busy,
+            lane.busy_complete,
         );
+        let what = if lane.busy_complete {
+            "busy"
+        } else {
+            "kernels busy"
+        };
         let _ = write!(
             out,
-            r#"<text x="{}" y="{}" text-anchor="end">{}</text><text class="sub" x="{}" y="{}" text-anchor="end">busy {:.2}% · {} kernels</text>"#,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text><text class="sub" x="{}" y="{}" text-anchor="end">{what} {:.2}% · {} kernels</text>"#,
             num(LABEL_W - 8.0),
             num(y + 12.0),
             text(&lane.label),
@@ -290,7 +296,7 @@ pub fn timeline_svg(lanes: &Lanes, standalone: bool) -> String {
         );
         let _ = write!(
             out,
-            r#"<rect class="idle" x="{}" y="{}" width="{}" height="{}"><title>{}: busy {:.2}% of {} in scope</title></rect>"#,
+            r#"<rect class="idle" x="{}" y="{}" width="{}" height="{}"><title>{}: {what} {:.2}% of {} in scope</title></rect>"#,
             num(LABEL_W),
             num(y),
             num(PLOT_W),
