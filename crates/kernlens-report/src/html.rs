@@ -52,10 +52,10 @@ pub struct Page<'a> {
 
 const PAGE_STYLE: &str = "\
 :root{color-scheme:light dark;--bg:#ffffff;--fg:#1d232b;--muted:#5a6573;--line:#d6dbe1;\
---bar:#2f6fdb;--warn-bg:#fff4e0;--warn-fg:#7a4b00;--bad-bg:#fde7e7;--bad-fg:#8a1c1c;\
+--bar:#7a8aa6;--warn-bg:#fff4e0;--warn-fg:#7a4b00;--bad-bg:#fde7e7;--bad-fg:#8a1c1c;\
 --ok-bg:#e5f6ec;--ok-fg:#17603a}\
 @media (prefers-color-scheme:dark){:root{--bg:#14181d;--fg:#e4e8ee;--muted:#9aa5b3;\
---line:#313843;--bar:#5b95f5;--warn-bg:#3a2c12;--warn-fg:#ffd28a;--bad-bg:#3d1a1a;\
+--line:#313843;--bar:#8d9bb5;--warn-bg:#3a2c12;--warn-fg:#ffd28a;--bad-bg:#3d1a1a;\
 --bad-fg:#ffb3b3;--ok-bg:#15331f;--ok-fg:#9be3b7}}\
 body{margin:0;padding:16px 24px;background:var(--bg);color:var(--fg);\
 font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif}\
