@@ -17,6 +17,7 @@ use kernlens_report::{
 use kernlens_trace::{Options, WindowMode};
 
 use super::summary::{LimitArgs, window_mode};
+use super::triage::shown_path;
 use super::{Failure, write_stdout};
 
 /// Arguments of `kernlens report`.
@@ -155,8 +156,8 @@ fn group_row(g: &TriageGroup) -> TaskGroupRow {
     row.category = g.category.as_str().to_owned();
     row.kind = g.source.kind.as_str().to_owned();
     row.source = match (&g.source.path, g.source.line) {
-        (Some(p), Some(l)) if g.source.found => format!("{}:{l}", p.display()),
-        (Some(p), None) if g.source.found => p.display().to_string(),
+        (Some(p), Some(l)) if g.source.found => format!("{}:{l}", shown_path(p)),
+        (Some(p), None) if g.source.found => shown_path(p),
         _ => format!(
             "not found ({})",
             super::locate::reason_shown(Some(g.source.reason.as_deref().unwrap_or("no_match")))

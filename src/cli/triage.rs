@@ -297,7 +297,7 @@ fn origin(origin: &RootOrigin) -> &'static str {
 
 /// A path relative to the working directory when it lies below it (shorter
 /// to read), else as it is.
-fn shown_path(path: &Path) -> String {
+pub(super) fn shown_path(path: &Path) -> String {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| {

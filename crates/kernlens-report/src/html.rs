@@ -231,10 +231,10 @@ impl<'a> Page<'a> {
             let loud = t.memcpy_us > 0.01 * t.total_us;
             let _ = write!(
                 o,
-                "<div class=\"banner {}\" id=\"memcpy-not-drawn\">The lanes draw kernels only: \
-                 the trace reader does not hand memory copies and memsets to observers, so their \
-                 {} of device time ({:.1}% of the span) is counted in every figure and table but \
-                 not drawn, and a stream of copies alone has no lane.</div>",
+                "<div class=\"banner {}\" id=\"memcpy-not-drawn\">Memory copies and memsets \
+                 ({}, {:.1}% of the span) are counted in every figure and table but not drawn: \
+                 the trace reader does not hand them to observers, so the lanes show kernels only \
+                 and a stream of copies alone has no lane.</div>",
                 if loud { "warn" } else { "note" },
                 text(&duration(t.memcpy_us * 1000.0)),
                 if t.total_us > 0.0 { t.memcpy_us / t.total_us * 100.0 } else { 0.0 },
