@@ -122,9 +122,7 @@ fn chromium_renders_a_timeline_with_busy_and_idle_columns() {
     // The timeline region: the rows holding computation-coloured pixels (nothing else on
     // the page uses that colour). Within them there must be busy and idle columns.
     let rows: Vec<usize> = (0..pic.height)
-        .filter(|&y| {
-            (0..pic.width).any(|x| near(&pic.rgb[y * pic.width + x], COMPUTE))
-        })
+        .filter(|&y| (0..pic.width).any(|x| near(&pic.rgb[y * pic.width + x], COMPUTE)))
         .collect();
     assert!(!rows.is_empty(), "no busy pixel in the screenshot");
     let (top, bottom) = (rows[0], rows[rows.len() - 1]);

@@ -49,7 +49,14 @@ fn page_and_summary(trace: &Path, window: &str) -> (String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
     let t = trace.to_str().unwrap();
-    let o = run(&["report", t, "--window", window, "-o", page.to_str().unwrap()]);
+    let o = run(&[
+        "report",
+        t,
+        "--window",
+        window,
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     ok(&o);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("wrote "));
     let s = run(&["summary", t, "--window", window, "--json"]);
@@ -81,7 +88,11 @@ fn assert_agrees(html: &str, summary: &serde_json::Value) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| d["device"].as_i64().map_or(String::new(), |d| d.to_string()))
+        .map(|d| {
+            d["device"]
+                .as_i64()
+                .map_or(String::new(), |d| d.to_string())
+        })
         .collect();
     let streams: Vec<_> = lanes
         .iter()
@@ -113,7 +124,10 @@ fn report_lanes_and_busy_agree_with_summary_on_graph_eager_and_multistream() {
     for name in ["graph.json.gz", "eager.json.gz", "multistream.json.gz"] {
         let (html, summary) = page_and_summary(&fixture(name), "none");
         assert_agrees(&html, &summary);
-        assert!(!html.contains("class=\"window\""), "{name}: no window chosen");
+        assert!(
+            !html.contains("class=\"window\""),
+            "{name}: no window chosen"
+        );
     }
 }
 
@@ -204,7 +218,10 @@ fn report_with_roots_lists_task_groups_and_rejects_a_window() {
         .find(|n| n.attribute("id") == Some("task-groups"))
         .expect("a task-group table");
     assert!(table.descendants().filter(|n| n.has_tag_name("tr")).count() > 1);
-    assert!(html.contains("vendor_binary"), "nvjet kernels are vendor code");
+    assert!(
+        html.contains("vendor_binary"),
+        "nvjet kernels are vendor code"
+    );
     let o = run(&["report", t, "--root", root, "--window", "auto", "-o", p]);
     assert_eq!(o.status.code(), Some(2));
 }

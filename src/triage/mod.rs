@@ -287,7 +287,7 @@ impl Triage {
                 kernlens_trace::analyze_with_progress(
                     source,
                     &trace_options,
-                    observer.as_deref_mut().map(|o| o as &mut dyn EventObserver),
+                    observer.map(|o| o as &mut dyn EventObserver),
                     &mut bytes,
                 ),
                 None,

@@ -195,10 +195,11 @@ impl<'a> Page<'a> {
             o,
             "</main><footer>Made by kernlens {} from one read of the trace; the timeline is \
              binned to {} columns, so this page's size does not depend on the trace's.</footer>\
-             <script>{SCRIPT}</script></body></html>\n",
+             <script>{SCRIPT}</script></body></html>",
             env!("CARGO_PKG_VERSION"),
             self.lanes.edges.len()
         );
+        o.push('\n');
         o
     }
 
@@ -237,7 +238,11 @@ impl<'a> Page<'a> {
                  and a stream of copies alone has no lane.</div>",
                 if loud { "warn" } else { "note" },
                 text(&duration(t.memcpy_us * 1000.0)),
-                if t.total_us > 0.0 { t.memcpy_us / t.total_us * 100.0 } else { 0.0 },
+                if t.total_us > 0.0 {
+                    t.memcpy_us / t.total_us * 100.0
+                } else {
+                    0.0
+                },
             );
         }
     }
@@ -255,11 +260,7 @@ impl<'a> Page<'a> {
             text(&duration(t.kernel_sum_us * 1000.0)),
         );
         if let Some(g) = self.gate {
-            let _ = write!(
-                o,
-                "<div>gate <b>{}</b></div>",
-                text(g.decision.as_str())
-            );
+            let _ = write!(o, "<div>gate <b>{}</b></div>", text(g.decision.as_str()));
         }
         o.push_str("</section>");
     }

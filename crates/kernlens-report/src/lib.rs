@@ -57,8 +57,7 @@ mod svg;
 pub use html::{Page, TaskGroupRow, render_svg, timeline_style};
 pub use kernlens_trace::Analysis;
 pub use lanes::{
-    Bin, DEFAULT_BINS, Lane, LaneOptions, LaneRecorder, Lanes, MAX_BINS, ScopeFigures,
-    ShadedWindow,
+    Bin, DEFAULT_BINS, Lane, LaneOptions, LaneRecorder, Lanes, MAX_BINS, ScopeFigures, ShadedWindow,
 };
 
 use kernlens_trace::{Options, TraceError, TraceSource};
@@ -69,9 +68,8 @@ pub fn analyze_with_lanes(
     options: &Options,
     lanes: LaneOptions,
 ) -> Result<(Analysis, Lanes), TraceError> {
-    let mut recorder = LaneRecorder::new(
-        lanes.with_extra_comm_patterns(options.extra_comm_patterns.clone()),
-    );
+    let mut recorder =
+        LaneRecorder::new(lanes.with_extra_comm_patterns(options.extra_comm_patterns.clone()));
     let analysis = kernlens_trace::analyze_observed(source, options, &mut recorder)?;
     let lanes = recorder.finish(&analysis);
     Ok((analysis, lanes))

@@ -110,7 +110,15 @@ fn layer(
         let x = LABEL_W + from as f64 * bin_w;
         let w = (to - from) as f64 * bin_w;
         let y = top + height - off - h;
-        let _ = write!(d, "M{} {}h{}v{}h-{}z", num(x), num(y), num(w), num(h), num(w));
+        let _ = write!(
+            d,
+            "M{} {}h{}v{}h-{}z",
+            num(x),
+            num(y),
+            num(w),
+            num(h),
+            num(w)
+        );
         runs += 1;
     };
     for (i, (off, h)) in columns.enumerate() {
@@ -164,7 +172,13 @@ fn lane_layers(edges: &Edges, lane: &Lane, top: f64) -> Vec<Layer> {
         .collect()
 }
 
-fn strip(edges: &Edges, lane: &Lane, top: f64, class: &'static str, pick: fn(&Bin) -> i64) -> Layer {
+fn strip(
+    edges: &Edges,
+    lane: &Lane,
+    top: f64,
+    class: &'static str,
+    pick: fn(&Bin) -> i64,
+) -> Layer {
     let cols = lane.bins.iter().enumerate().map(|(i, b)| {
         let h = if pick(b) > 0 {
             // Any share is visible: at least a third of the strip.
@@ -258,7 +272,11 @@ pub fn timeline_svg(lanes: &Lanes, standalone: bool) -> String {
             num(TOP - 8.0),
             num(TOP - 2.0),
             num(TOP - 11.0),
-            if t == 0.0 { "0".to_owned() } else { text(&duration(t)) },
+            if t == 0.0 {
+                "0".to_owned()
+            } else {
+                text(&duration(t))
+            },
             x = num(x),
         );
         t += step;
@@ -349,7 +367,7 @@ pub fn timeline_svg(lanes: &Lanes, standalone: bool) -> String {
             num(wpx),
             num(y - TOP + 6.0),
             text(&w.label),
-            num(x0.min(LABEL_W + PLOT_W - 300.0).max(LABEL_W)),
+            num(x0.clamp(LABEL_W, LABEL_W + PLOT_W - 300.0)),
             num(12.0),
             text(&w.label),
         );

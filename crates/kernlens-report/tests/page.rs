@@ -101,7 +101,12 @@ fn no_lane_has_more_bins_than_the_limit() {
         let (_, lanes) = read(trace(&kernels, &[]), &Options::default(), asked);
         let svg = render_svg(&lanes);
         let doc = roxmltree::Document::parse_with_options(&svg, parse_options()).unwrap();
-        let bins: usize = doc.root_element().attribute("data-bins").unwrap().parse().unwrap();
+        let bins: usize = doc
+            .root_element()
+            .attribute("data-bins")
+            .unwrap()
+            .parse()
+            .unwrap();
         assert_eq!(bins, asked.min(MAX_BINS));
         for g in lanes_of(&doc) {
             assert_eq!(g.attribute("data-bins"), Some(bins.to_string().as_str()));
@@ -151,7 +156,10 @@ fn the_page_is_well_formed_and_fetches_nothing() {
     let doc = roxmltree::Document::parse_with_options(&html, parse_options()).unwrap();
     assert_eq!(doc.root_element().tag_name().name(), "html");
     // The kernel name is text, not markup: one script element, the page's own.
-    let scripts = doc.descendants().filter(|n| n.has_tag_name("script")).count();
+    let scripts = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("script"))
+        .count();
     assert_eq!(scripts, 1);
     assert!(html.contains("evil&lt;script&gt;"));
     for n in doc.descendants().filter(|n| n.is_element()) {
@@ -169,7 +177,10 @@ fn the_page_is_well_formed_and_fetches_nothing() {
     assert!(!html.contains("http"), "no URL anywhere in the page");
     assert!(!html.contains("@import") && !html.contains("url("));
     // A legend, and colours for both schemes, chosen by the browser.
-    assert!(doc.descendants().any(|n| n.attribute("aria-label") == Some("legend")));
+    assert!(
+        doc.descendants()
+            .any(|n| n.attribute("aria-label") == Some("legend"))
+    );
     assert!(html.contains("prefers-color-scheme:dark"));
 }
 
@@ -271,7 +282,16 @@ fn a_saturated_lane_shows_exactly_zero_idle() {
 fn page_size_does_not_grow_with_the_trace() {
     let sized = |n: i64| {
         let kernels: Vec<K<'_>> = (0..n)
-            .map(|i| ("k", 0, 7 + (i % 4), i as f64 * 2.0, 1.0 + (i % 7) as f64 * 0.1, i))
+            .map(|i| {
+                (
+                    "k",
+                    0,
+                    7 + (i % 4),
+                    i as f64 * 2.0,
+                    1.0 + (i % 7) as f64 * 0.1,
+                    i,
+                )
+            })
             .collect();
         let (analysis, lanes) = read(trace(&kernels, &[]), &Options::default(), MAX_BINS);
         Page::new(&analysis, &lanes).render().len()
