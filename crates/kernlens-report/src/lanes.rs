@@ -13,7 +13,7 @@ use kernlens_trace::{
     Analysis, COMM_PATTERNS, EventObserver, ObservedEvent, StreamId, TimeWindow, TraceId,
 };
 
-use crate::bins::{Edges, bin_union, union_len};
+use crate::bins::{Cursor, Edges, Merger};
 
 /// The most bins a lane is drawn with.
 pub const MAX_BINS: usize = 2000;
@@ -338,7 +338,39 @@ struct Binned {
     has_graph: bool,
 }
 
-/// Bins sorted intervals: one union per category, each into its own column of the bins.
+/// One union being binned: the open segment, flushed into its column when it closes.
+struct Column {
+    merger: Merger,
+    cursor: Cursor,
+    bins: Vec<i64>,
+}
+
+impl Column {
+    fn new(n: usize) -> Self {
+        Column {
+            merger: Merger::default(),
+            cursor: Cursor::default(),
+            bins: vec![0; n],
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, edges: &Edges, s: i64, e: i64) {
+        if let Some((a, b)) = self.merger.push(s, e) {
+            edges.add_in_order(&mut self.bins, &mut self.cursor, a, b);
+        }
+    }
+
+    fn finish(mut self, edges: &Edges) -> Vec<i64> {
+        if let Some((a, b)) = std::mem::take(&mut self.merger).finish() {
+            edges.add_in_order(&mut self.bins, &mut self.cursor, a, b);
+        }
+        self.bins
+    }
+}
+
+/// Bins sorted intervals in one pass: one union per category, each into its own column,
+/// and the two unions of the scope (window rule of [`scope_figures`]'s doc).
 fn bin_lane(
     ivs: &[Iv],
     edges: &Edges,
@@ -346,21 +378,63 @@ fn bin_lane(
     is_graph: &dyn Fn(Option<i64>) -> bool,
 ) -> Binned {
     let n = edges.len();
-    let col = |keep: &dyn Fn(&Iv) -> bool| {
-        let mut bins = vec![0i64; n];
-        bin_union(
-            edges,
-            &mut bins,
-            ivs.iter().filter(|iv| keep(iv)).map(|iv| (iv.s, iv.e)),
-        );
-        bins
+    let [
+        mut busy,
+        mut kernel,
+        mut compute,
+        mut comm,
+        mut memcpy,
+        mut graph,
+    ] = std::array::from_fn(|_| Column::new(n));
+    // The scope: kept when the start lies in the window, clipped to it (the clipped
+    // starts stay in order, as the trace crate's sweep relies on too).
+    let (mut scope_busy, mut scope_kernel) = (Merger::default(), Merger::default());
+    let (mut busy_ns, mut kernel_union_ns, mut kernel_count) = (0i64, 0i64, 0u64);
+    let add = |total: &mut i64, seg: Option<(i64, i64)>| {
+        if let Some((a, b)) = seg {
+            *total = total.saturating_add(b - a);
+        }
     };
-    let busy = col(&|_| true);
-    let kernel = col(&|iv| iv.kind != Kind::Memcpy);
-    let compute = col(&|iv| iv.kind == Kind::Compute);
-    let comm = col(&|iv| iv.kind == Kind::Comm);
-    let memcpy = col(&|iv| iv.kind == Kind::Memcpy);
-    let graph = col(&|iv| iv.kind != Kind::Memcpy && is_graph(iv.corr));
+    // A replay's kernels share one correlation: look each run up once.
+    let mut last: Option<(Option<i64>, bool)> = None;
+    for iv in ivs {
+        busy.push(edges, iv.s, iv.e);
+        let is_kernel = iv.kind != Kind::Memcpy;
+        match iv.kind {
+            Kind::Compute => compute.push(edges, iv.s, iv.e),
+            Kind::Comm => comm.push(edges, iv.s, iv.e),
+            Kind::Memcpy => memcpy.push(edges, iv.s, iv.e),
+        }
+        if is_kernel {
+            kernel.push(edges, iv.s, iv.e);
+            let in_graph = match last {
+                Some((c, g)) if c == iv.corr => g,
+                _ => {
+                    let g = is_graph(iv.corr);
+                    last = Some((iv.corr, g));
+                    g
+                }
+            };
+            if in_graph {
+                graph.push(edges, iv.s, iv.e);
+            }
+        }
+        if window.is_none_or(|w| w.contains(iv.s)) {
+            let (s, e) = match window {
+                Some(w) => (iv.s.max(w.start_ns()), iv.e.min(w.end_ns())),
+                None => (iv.s, iv.e),
+            };
+            add(&mut busy_ns, scope_busy.push(s, e));
+            if is_kernel {
+                kernel_count += 1;
+                add(&mut kernel_union_ns, scope_kernel.push(s, e));
+            }
+        }
+    }
+    add(&mut busy_ns, scope_busy.finish());
+    add(&mut kernel_union_ns, scope_kernel.finish());
+    let [busy, kernel, compute, comm, memcpy, graph] =
+        [busy, kernel, compute, comm, memcpy, graph].map(|c| c.finish(edges));
     let has_graph = graph.iter().any(|&g| g > 0);
     let bins = (0..n)
         .map(|i| Bin {
@@ -374,30 +448,12 @@ fn bin_lane(
         .collect();
     Binned {
         bins,
-        scope: scope_figures(ivs, window),
+        scope: ScopeFigures {
+            busy_ns,
+            kernel_union_ns,
+            kernel_count,
+        },
         has_graph,
-    }
-}
-
-/// The trace crate's timeline rule: kept when the start lies in the window, clipped to
-/// it; the clipped starts stay in order.
-fn scope_figures(ivs: &[Iv], window: Option<TimeWindow>) -> ScopeFigures {
-    let kept = || {
-        ivs.iter()
-            .filter(move |iv| window.is_none_or(|w| w.contains(iv.s)))
-            .map(move |iv| match window {
-                Some(w) => (iv, iv.s.max(w.start_ns()), iv.e.min(w.end_ns())),
-                None => (iv, iv.s, iv.e),
-            })
-    };
-    ScopeFigures {
-        busy_ns: union_len(kept().map(|(_, s, e)| (s, e))),
-        kernel_union_ns: union_len(
-            kept()
-                .filter(|(iv, _, _)| iv.kind != Kind::Memcpy)
-                .map(|(_, s, e)| (s, e)),
-        ),
-        kernel_count: kept().filter(|(iv, _, _)| iv.kind != Kind::Memcpy).count() as u64,
     }
 }
 
@@ -461,63 +517,77 @@ impl LaneRecorder {
             let d = lanes.get(i).and_then(device_of);
             (d.is_none(), d, i)
         });
-        let mut streams = Vec::with_capacity(lanes.len());
-        let mut devices: Vec<Lane> = Vec::new();
-        let mut device_ivs: Vec<Iv> = Vec::new();
-        let flush_device = |device: Option<i64>, ivs: &mut Vec<Iv>, out: &mut Vec<Lane>| {
-            if ivs.is_empty() {
-                return;
-            }
-            sort(ivs);
-            let b = bin_lane(ivs, &edges, window, &is_graph);
-            out.push(Lane {
-                label: device.map_or_else(|| "other pid".to_owned(), |d| format!("GPU {d}")),
-                device,
-                stream: None,
-                bins: b.bins,
-                scope: b.scope,
-                has_graph: b.has_graph,
-                busy_complete: true,
-            });
-            ivs.clear();
-        };
-        let mut current: Option<Option<i64>> = None;
+        // Streams grouped by device, in that order.
+        let mut groups: Vec<(Option<i64>, Vec<usize>)> = Vec::new();
         for &i in &order {
             let Some(l) = lanes.get(i) else { continue };
             let device = device_of(l);
-            if current.is_some_and(|d| d != device) {
-                flush_device(current.flatten(), &mut device_ivs, &mut devices);
+            match groups.last_mut() {
+                Some((d, members)) if *d == device => members.push(i),
+                _ => groups.push((device, vec![i])),
             }
-            current = Some(device);
-            device_ivs.extend_from_slice(&l.ivs);
-            let b = bin_lane(&l.ivs, &edges, window, &is_graph);
-            let label = match device {
-                Some(d) => format!("GPU {d} · stream {}", id_text(&l.tid)),
-                None => format!("pid {} · stream {}", id_text(&l.pid), id_text(&l.tid)),
+        }
+        let bin = |ivs: &[Iv]| bin_lane(ivs, &edges, window, &is_graph);
+        let mut streams = Vec::with_capacity(lanes.len());
+        let mut devices: Vec<Lane> = Vec::with_capacity(groups.len());
+        for (device, members) in &groups {
+            let first = streams.len();
+            for l in members.iter().filter_map(|&i| lanes.get(i)) {
+                let b = bin(&l.ivs);
+                let label = match device {
+                    Some(d) => format!("GPU {d} · stream {}", id_text(&l.tid)),
+                    None => format!("pid {} · stream {}", id_text(&l.pid), id_text(&l.tid)),
+                };
+                streams.push(Lane {
+                    label,
+                    device: *device,
+                    stream: Some((l.pid.clone(), l.tid.clone())),
+                    bins: b.bins,
+                    scope: b.scope,
+                    has_graph: b.has_graph,
+                    busy_complete: memcpy_observed,
+                });
+            }
+            // A device of one stream is that stream: its bins are not computed twice.
+            let (bins, scope, has_graph) = match streams.get(first..) {
+                Some([only]) => (only.bins.clone(), only.scope, only.has_graph),
+                _ => {
+                    let mut ivs: Vec<Iv> = members
+                        .iter()
+                        .filter_map(|&i| lanes.get(i))
+                        .flat_map(|l| l.ivs.iter().copied())
+                        .collect();
+                    sort(&mut ivs);
+                    let b = bin(&ivs);
+                    (b.bins, b.scope, b.has_graph)
+                }
             };
-            streams.push(Lane {
-                label,
-                device,
-                stream: Some((l.pid.clone(), l.tid.clone())),
-                bins: b.bins,
-                scope: b.scope,
-                has_graph: b.has_graph,
-                busy_complete: memcpy_observed,
+            devices.push(Lane {
+                label: device.map_or_else(|| "other pid".to_owned(), |d| format!("GPU {d}")),
+                device: *device,
+                stream: None,
+                bins,
+                scope,
+                has_graph,
+                busy_complete: true,
             });
         }
-        if let Some(d) = current {
-            flush_device(d, &mut device_ivs, &mut devices);
-        }
-        let mut all: Vec<Iv> = lanes.into_iter().flat_map(|l| l.ivs).collect();
-        sort(&mut all);
-        let b = bin_lane(&all, &edges, window, &is_graph);
+        let (bins, scope, has_graph) = match devices.as_slice() {
+            [only] => (only.bins.clone(), only.scope, only.has_graph),
+            _ => {
+                let mut all: Vec<Iv> = lanes.into_iter().flat_map(|l| l.ivs).collect();
+                sort(&mut all);
+                let b = bin(&all);
+                (b.bins, b.scope, b.has_graph)
+            }
+        };
         let mut pooled = Lane {
             label: "all GPUs".to_owned(),
             device: None,
             stream: None,
-            bins: b.bins,
-            scope: b.scope,
-            has_graph: b.has_graph,
+            bins,
+            scope,
+            has_graph,
             busy_complete: true,
         };
         if !memcpy_observed {
