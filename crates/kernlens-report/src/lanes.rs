@@ -21,11 +21,19 @@ pub const MAX_BINS: usize = 2000;
 /// The bins a lane gets by default (one per pixel of the drawn timeline).
 pub const DEFAULT_BINS: usize = 1000;
 
+/// The most lane × bin cells a timeline has: with many streams each lane gets fewer
+/// bins, so that even columns that all differ (about 125 bytes of markup per cell,
+/// every layer and strip drawn) keep the page under 2 MB.
+pub const MAX_CELLS: usize = 12_000;
+
+/// The fewest bins a lane is cut into when [`MAX_CELLS`] is shared by many lanes.
+const MIN_BINS: usize = 100;
+
 /// How the lanes are binned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LaneOptions {
-    /// Bins per lane (clamped to `1..=MAX_BINS`).
+    /// Bins per lane (clamped to `1..=MAX_BINS`, and to `MAX_CELLS` shared by the lanes).
     pub bins: usize,
     /// Extra kernel-name substrings counted as communication, as in the analysis'
     /// `extra_comm_patterns`.
@@ -506,7 +514,10 @@ impl LaneRecorder {
                 None => (0, 0),
             };
         }
-        let edges = Edges::new(lo, hi, options.bins.clamp(1, MAX_BINS));
+        // Drawn lanes: one per stream and the pooled one.
+        let cells_per_lane = (MAX_CELLS / (lanes.len() + 1)).max(MIN_BINS);
+        let bins = options.bins.clamp(1, MAX_BINS).min(cells_per_lane);
+        let edges = Edges::new(lo, hi, bins);
         let device_of = |l: &RawLane| match l.pid {
             StreamId::Int(d) => Some(d),
             _ => None,

@@ -57,7 +57,8 @@ mod svg;
 pub use html::{Page, TaskGroupRow, render_svg, timeline_style};
 pub use kernlens_trace::Analysis;
 pub use lanes::{
-    Bin, DEFAULT_BINS, Lane, LaneOptions, LaneRecorder, Lanes, MAX_BINS, ScopeFigures, ShadedWindow,
+    Bin, DEFAULT_BINS, Lane, LaneOptions, LaneRecorder, Lanes, MAX_BINS, MAX_CELLS, ScopeFigures,
+    ShadedWindow,
 };
 
 use kernlens_trace::{Options, TraceError, TraceSource};

@@ -303,6 +303,38 @@ fn page_size_does_not_grow_with_the_trace() {
 }
 
 #[test]
+fn many_streams_of_ragged_columns_stay_under_two_megabytes() {
+    // 40 streams whose every column differs from its neighbours: the worst markup.
+    let kernels: Vec<K<'_>> = (0..40 * 2000)
+        .map(|i| {
+            let (stream, k) = (i % 40, i / 40);
+            let dur = 0.1 + ((k * 7 + stream * 3) % 10) as f64 * 0.09;
+            ("k", stream / 8, stream, k as f64, dur, i)
+        })
+        .collect();
+    let comm: Vec<String> = (0..2000)
+        .map(|k| {
+            format!(
+                r#"{{"ph":"X","cat":"kernel","name":"ncclKernel","pid":0,"tid":0,"ts":{}.3,"dur":0.{}}}"#,
+                k,
+                1 + k % 8
+            )
+        })
+        .collect();
+    let (analysis, lanes) = read(trace(&kernels, &comm), &Options::default(), MAX_BINS);
+    assert_eq!(lanes.streams.len(), 40);
+    assert!(lanes.edges.len() * 41 <= kernlens_report::MAX_CELLS);
+    let html = Page::new(&analysis, &lanes).render();
+    eprintln!(
+        "{} streams x {} bins: {} bytes",
+        lanes.streams.len(),
+        lanes.edges.len(),
+        html.len()
+    );
+    assert!(html.len() < 2 * 1024 * 1024, "{} bytes", html.len());
+}
+
+#[test]
 fn an_empty_trace_gives_a_page_not_a_panic() {
     let (analysis, lanes) = read(br#"{"traceEvents":[]}"#.to_vec(), &Options::default(), 50);
     assert!(lanes.streams.is_empty());
