@@ -1,6 +1,6 @@
 //! The report page in a real browser: headless Chromium renders the page of a bundled
 //! real capture to a PNG, and the picture must show a timeline with both busy and idle
-//! columns. Without Chromium (`apt-get install -y chromium`; `.ci/run` installs it) the
+//! columns, and with the browser's dark preference the dark colours only. Without Chromium (`apt-get install -y chromium`; `.ci/run` installs it) the
 //! test prints `skipped: …` with the reason and passes; nothing else skips it.
 //!
 //! `KERNLENS_REPORT_SCREENSHOT=docs/report.png` also keeps the PNG there: the README's
@@ -18,6 +18,9 @@ use trace_files::fixture;
 /// The page's light-scheme colours of computation and idle (svg.rs `STYLE`).
 const COMPUTE: [u8; 3] = [0x2f, 0x6f, 0xdb];
 const IDLE: [u8; 3] = [0xec, 0xef, 0xf3];
+/// The same two in the dark scheme.
+const DARK_COMPUTE: [u8; 3] = [0x5b, 0x95, 0xf5];
+const DARK_IDLE: [u8; 3] = [0x26, 0x2c, 0x35];
 
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("KERNLENS_CHROMIUM") {
@@ -61,8 +64,15 @@ fn decode(path: &Path) -> Picture {
     }
 }
 
-/// Renders `page` with headless Chromium into `png`, `width`×`height` CSS px.
-fn screenshot(browser: &Path, page: &Path, png: &Path, width: u32, height: u32) {
+/// Renders `page` with headless Chromium into `png`, `width`×`height` CSS px, with
+/// `extra` flags.
+fn screenshot(
+    browser: &Path,
+    page: &Path,
+    png: &Path,
+    (width, height): (u32, u32),
+    extra: &[&str],
+) {
     let profile = tempfile::tempdir().unwrap();
     let out = Command::new(browser)
         .args([
@@ -74,6 +84,7 @@ fn screenshot(browser: &Path, page: &Path, png: &Path, width: u32, height: u32) 
             "--no-first-run",
             "--disable-extensions",
         ])
+        .args(extra)
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--window-size={width},{height}"))
         .arg(format!("--screenshot={}", png.display()))
@@ -109,7 +120,7 @@ fn chromium_renders_a_timeline_with_busy_and_idle_columns() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    screenshot(&browser, &page, &shot, 1280, 720);
+    screenshot(&browser, &page, &shot, (1280, 720), &[]);
     let pic = decode(&shot);
     assert_eq!((pic.width, pic.height), (1280, 720));
 
@@ -143,4 +154,40 @@ fn chromium_renders_a_timeline_with_busy_and_idle_columns() {
         std::fs::copy(&shot, &keep).unwrap();
         eprintln!("kept the screenshot as {}", keep.display());
     }
+}
+
+#[test]
+fn chromium_draws_the_dark_scheme_when_the_browser_prefers_it() {
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "skipped: chromium_draws_the_dark_scheme_when_the_browser_prefers_it: no Chromium \
+             at /usr/bin/chromium (install it with `apt-get install -y chromium`, or set \
+             KERNLENS_CHROMIUM)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let shot = dir.path().join("dark.png");
+    let o = Command::new(env!("CARGO_BIN_EXE_kernlens"))
+        .args(["report", fixture("graph.json.gz").to_str().unwrap(), "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    screenshot(&browser, &page, &shot, (1280, 600), &["--force-dark-mode"]);
+    let pic = decode(&shot);
+    let count = |want: [u8; 3]| pic.rgb.iter().filter(|p| near(&p[..], want)).count();
+    assert!(
+        count(DARK_COMPUTE) > 500,
+        "{} dark compute pixels",
+        count(DARK_COMPUTE)
+    );
+    assert!(
+        count(DARK_IDLE) > 50,
+        "{} dark idle pixels",
+        count(DARK_IDLE)
+    );
+    assert_eq!(count(COMPUTE), 0, "light compute colour in the dark scheme");
+    assert_eq!(count(IDLE), 0, "light idle colour in the dark scheme");
 }
