@@ -1,7 +1,8 @@
 //! The report page in a real browser: headless Chromium renders the page of a bundled
 //! real capture to a PNG, and the picture must show a timeline with both busy and idle
-//! columns, and with the browser's dark preference the dark colours only. Without Chromium (`apt-get install -y chromium`; `.ci/run` installs it) the
-//! test prints `skipped: …` with the reason and passes; nothing else skips it.
+//! columns, and with the browser's dark preference the dark colours only. Without
+//! Chromium (`apt-get install -y chromium`; `.ci/run` installs it) each test prints
+//! `skipped: …` with the reason and passes; nothing else skips them.
 //!
 //! `KERNLENS_REPORT_SCREENSHOT=docs/report.png` also keeps the PNG there: the README's
 //! screenshot is made by this same path.
