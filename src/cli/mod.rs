@@ -11,6 +11,7 @@ mod gate;
 mod ident;
 mod locate;
 mod progress;
+mod report;
 mod scratch;
 mod split;
 mod summary;
@@ -43,6 +44,8 @@ enum Command {
     Scratch(scratch::Args),
     /// The main job: gate a trace, then list its hot kernels as task groups with their sources.
     Triage(triage::Args),
+    /// One self-contained HTML page of a trace: timeline, breakdown, hot kernels, gate.
+    Report(report::Args),
 }
 
 /// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
@@ -206,6 +209,7 @@ pub fn main() -> ExitCode {
         Command::Locate(args) => locate::run(args),
         Command::Scratch(args) => scratch::run(args),
         Command::Triage(args) => triage::run(args),
+        Command::Report(args) => report::run(args),
     };
     match outcome {
         Ok(code) => code,

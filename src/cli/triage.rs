@@ -56,6 +56,9 @@ pub struct Args {
     /// Exit 3 when the trace had recovered structural problems.
     #[arg(long)]
     strict: bool,
+    /// Also write the report page (`kernlens report`'s) of this triage to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 fn env_path(key: &str) -> Option<PathBuf> {
@@ -127,11 +130,26 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             _ => {}
         }
     };
-    let report = triage.run_with_progress(&source, &mut on_phase);
+    let mut lanes = match &args.html {
+        Some(page) => {
+            super::report::refuse_input(page, source.path())?;
+            Some(super::report::recorder())
+        }
+        None => None,
+    };
+    let observer = lanes
+        .as_mut()
+        .map(|r| r as &mut dyn kernlens_trace::EventObserver);
+    let report = triage.run_observed(&source, &mut on_phase, observer);
     drop(spinner);
     drop(reading);
     let report = report.map_err(|e| Failure::new("cannot triage kernels", e))?;
 
+    if let (Some(page), Some(recorder)) = (&args.html, lanes) {
+        let lanes = recorder.finish(&report.analysis);
+        let doc = super::report::triage_page(&report, &lanes);
+        super::report::write_page(page, source.path(), &doc)?;
+    }
     for warning in &report.root_warnings {
         eprintln!("kernlens: warning: {}", warning.message);
     }
@@ -279,7 +297,7 @@ fn origin(origin: &RootOrigin) -> &'static str {
 
 /// A path relative to the working directory when it lies below it (shorter
 /// to read), else as it is.
-fn shown_path(path: &Path) -> String {
+pub(super) fn shown_path(path: &Path) -> String {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| {
