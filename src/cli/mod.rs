@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use kernlens_gate::Thresholds;
 
+mod diff;
 mod gate;
 mod ident;
 mod locate;
@@ -43,6 +44,8 @@ enum Command {
     Scratch(scratch::Args),
     /// The main job: gate a trace, then list its hot kernels as task groups with their sources.
     Triage(triage::Args),
+    /// Did the change help? Two traces compared by operator identity.
+    Diff(diff::Args),
 }
 
 /// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
@@ -206,6 +209,7 @@ pub fn main() -> ExitCode {
         Command::Locate(args) => locate::run(args),
         Command::Scratch(args) => scratch::run(args),
         Command::Triage(args) => triage::run(args),
+        Command::Diff(args) => diff::run(args),
     };
     match outcome {
         Ok(code) => code,
