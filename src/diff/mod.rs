@@ -40,6 +40,7 @@
 //! # Ok::<(), kernlens::trace::TraceError>(())
 //! ```
 
+mod baseline;
 mod devices;
 mod groups;
 mod report;
@@ -48,6 +49,7 @@ mod totals;
 use kernlens_ident::KeyMemo;
 use kernlens_trace::{Analysis, Limits, Options, TraceError, TraceSource, WindowMode};
 
+pub use baseline::{GroupBaseline, TriageBaseline, triage_baseline};
 pub use report::{
     CategoryDeltas, CountDelta, DIFF_SCHEMA, Delta, DeviceDelta, DiffReport, DiffWarning,
     GroupDelta, GroupStatus, Normalization, Normalize, Side, SideInfo, TotalsDelta, WarningCode,
@@ -232,24 +234,52 @@ fn read_both(
 
 /// Compares two sides: groups matched by identity, whole-scope figures and warnings.
 pub fn compare(before: &Capture, after: &Capture, normalize: Normalize) -> DiffReport {
+    compare_sides(
+        SideRef::of(before),
+        SideRef::of(after),
+        normalize,
+    )
+}
+
+/// One side as [`compare_sides`] reads it (a triage's analysis is borrowed, not moved).
+#[derive(Clone, Copy)]
+pub(crate) struct SideRef<'a> {
+    pub analysis: &'a Analysis,
+    pub gpu_models: Option<&'a [String]>,
+}
+
+impl<'a> SideRef<'a> {
+    pub(crate) fn of(capture: &'a Capture) -> SideRef<'a> {
+        SideRef {
+            analysis: &capture.analysis,
+            gpu_models: capture.gpu_models.as_deref(),
+        }
+    }
+}
+
+pub(crate) fn compare_sides(
+    before: SideRef<'_>,
+    after: SideRef<'_>,
+    normalize: Normalize,
+) -> DiffReport {
     let mut warnings = Vec::new();
-    let applied = applied_normalization(before, after, normalize, &mut warnings);
-    let divisor = |capture: &Capture| match applied {
+    let applied = applied_normalization(before.analysis, after.analysis, normalize, &mut warnings);
+    let divisor = |analysis: &Analysis| match applied {
         Normalize::Wall => {
-            let seconds = capture.analysis.timeline.total_us / 1e6;
+            let seconds = analysis.timeline.total_us / 1e6;
             if seconds > 0.0 { seconds } else { 1.0 }
         }
         _ => 1.0,
     };
-    let divisors = (divisor(before), divisor(after));
+    let divisors = (divisor(before.analysis), divisor(after.analysis));
     let mut memo = KeyMemo::new();
-    let before_groups = groups::side_groups(&before.analysis, &mut memo);
-    let after_groups = groups::side_groups(&after.analysis, &mut memo);
+    let before_groups = groups::side_groups(before.analysis, &mut memo);
+    let after_groups = groups::side_groups(after.analysis, &mut memo);
     let before_info = side_info(before, divisors.0);
     let after_info = side_info(after, divisors.1);
     side_warnings(&before_info, &after_info, &mut warnings);
     DiffReport {
-        totals: totals::totals(&before.analysis, &after.analysis, divisors),
+        totals: totals::totals(before.analysis, after.analysis, divisors),
         groups: groups::match_groups(before_groups, after_groups, divisors),
         before: before_info,
         after: after_info,
@@ -264,12 +294,12 @@ pub fn compare(before: &Capture, after: &Capture, normalize: Normalize) -> DiffR
 /// Per step only when both sides are steady windows (each one representative step);
 /// `auto` falls back to per trace quietly, an explicit `step` with a warning.
 fn applied_normalization(
-    before: &Capture,
-    after: &Capture,
+    before: &Analysis,
+    after: &Analysis,
     requested: Normalize,
     warnings: &mut Vec<DiffWarning>,
 ) -> Normalize {
-    let steady = |c: &Capture| WindowKind::of(c.analysis.scope) == WindowKind::Steady;
+    let steady = |a: &Analysis| WindowKind::of(a.scope) == WindowKind::Steady;
     match requested {
         Normalize::Auto if steady(before) && steady(after) => Normalize::Step,
         Normalize::Auto | Normalize::None => Normalize::None,
@@ -299,8 +329,8 @@ fn applied_normalization(
     }
 }
 
-fn side_info(capture: &Capture, divisor: f64) -> SideInfo {
-    let a = &capture.analysis;
+fn side_info(side: SideRef<'_>, divisor: f64) -> SideInfo {
+    let a = side.analysis;
     SideInfo {
         trace_file: a.trace_file.clone(),
         scope: a.scope,
@@ -315,7 +345,7 @@ fn side_info(capture: &Capture, divisor: f64) -> SideInfo {
             .iter()
             .filter(|d| d.device.is_some())
             .count(),
-        gpu_models: capture.gpu_models.clone(),
+        gpu_models: side.gpu_models.map(<[String]>::to_vec),
         graph_under_recorded: a.graph.under_recorded,
         stream_errors: a.stream_errors.len(),
         kernel_names: a.kernels.len(),

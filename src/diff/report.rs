@@ -80,7 +80,7 @@ impl Serialize for CountDeltaDoc<'_> {
 /// A [`CountDelta`] with its percentage, as the document writes it.
 struct CountDeltaDoc<'a>(&'a CountDelta);
 
-fn count_doc<S: serde::Serializer>(count: &CountDelta, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn count_doc<S: serde::Serializer>(count: &CountDelta, serializer: S) -> Result<S::Ok, S::Error> {
     CountDeltaDoc(count).serialize(serializer)
 }
 
@@ -434,34 +434,47 @@ impl DiffReport {
     /// The one-line answer: kernel time's change and the top gain, e.g.
     /// `kernel time −12.4% (−3.1 ms/step); top gain: tg003 layer_norm −41.0%`.
     pub fn headline(&self) -> String {
-        let kernel = &self.totals.kernel_sum_us;
-        let unit = self.normalization.applied.unit_suffix();
-        let mut line = format!(
-            "kernel time {} ({} ms{unit})",
-            signed_pct(kernel.delta_pct),
-            signed(kernel.delta / 1000.0, 3)
-        );
-        match self.top_gain() {
-            Some(gain) => {
-                let what = match gain.status {
-                    GroupStatus::Removed => "removed".to_owned(),
-                    _ => signed_pct(gain.total_us.delta_pct),
-                };
-                line.push_str(&format!(
-                    "; top gain: {} {} {what}",
-                    gain.id,
-                    short_operation(&gain.operation)
-                ));
-            }
-            None => line.push_str("; no group got faster"),
-        }
-        line
+        headline(
+            &self.totals.kernel_sum_us,
+            self.normalization.applied,
+            self.top_gain()
+                .map(|g| (g.id.as_str(), g.operation.as_str(), g.status, &g.total_us)),
+        )
     }
 
     /// The `kernlens.diff/1` document as a JSON value.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
+}
+
+/// `kernel time −12.4% (−3.100 ms/step); top gain: tg003 layer_norm −41.0%` from the kernel
+/// time's change and the top gain (id, operation, status, time), when any group fell.
+pub(crate) fn headline(
+    kernel: &Delta,
+    applied: Normalize,
+    gain: Option<(&str, &str, GroupStatus, &Delta)>,
+) -> String {
+    let unit = applied.unit_suffix();
+    let mut line = format!(
+        "kernel time {} ({} ms{unit})",
+        signed_pct(kernel.delta_pct),
+        signed(kernel.delta / 1000.0, 3)
+    );
+    match gain {
+        Some((id, operation, status, time)) => {
+            let what = match status {
+                GroupStatus::Removed => "removed".to_owned(),
+                _ => signed_pct(time.delta_pct),
+            };
+            line.push_str(&format!(
+                "; top gain: {id} {} {what}",
+                short_operation(operation)
+            ));
+        }
+        None => line.push_str("; no group got faster"),
+    }
+    line
 }
 
 /// The last `::` segment of a native key (`at::native::vectorized_layer_norm_kernel` →

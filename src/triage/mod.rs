@@ -287,6 +287,7 @@ impl Triage {
                 root_warnings,
                 sources_unavailable: unavailable,
                 group_warnings: Vec::new(),
+                baseline: None,
             });
         }
 
@@ -317,6 +318,7 @@ impl Triage {
             root_warnings,
             sources_unavailable: unavailable,
             group_warnings,
+            baseline: None,
         })
     }
 }
