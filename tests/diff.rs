@@ -51,9 +51,17 @@ fn scaled(name: &str, copies: u64, dir: &Path) -> PathBuf {
 
 #[test]
 fn a_trace_against_itself_has_zero_deltas_and_no_added_or_removed_groups() {
-    for name in ["eager.json.gz", "compiled.json.gz", "graph.json.gz", "multistream.json.gz"] {
+    for name in [
+        "eager.json.gz",
+        "compiled.json.gz",
+        "graph.json.gz",
+        "multistream.json.gz",
+    ] {
         let path = fixture(name);
-        for options in [whole(), whole().with_window(WindowMode::steady(StepSource::Auto))] {
+        for options in [
+            whole(),
+            whole().with_window(WindowMode::steady(StepSource::Auto)),
+        ] {
             let report = diff(&path, &path, &options);
             assert!(!report.groups.is_empty(), "{name}");
             assert_eq!(report.added().count(), 0, "{name}");
@@ -134,7 +142,10 @@ fn eager_against_compiled_matches_the_gemms_and_swaps_eager_kernels_for_fused_on
     // ... and inductor's fused kernels replace them.
     let added = with(GroupStatus::Added);
     assert_eq!(added.len(), 7, "{added:?}");
-    assert!(added.iter().all(|op| op.starts_with("triton_")), "{added:?}");
+    assert!(
+        added.iter().all(|op| op.starts_with("triton_")),
+        "{added:?}"
+    );
     assert!(added.contains(&"triton_poi_fused_gelu_view_2"));
     for g in report.added() {
         assert_eq!(g.total_us.before, 0.0);
@@ -142,7 +153,11 @@ fn eager_against_compiled_matches_the_gemms_and_swaps_eager_kernels_for_fused_on
         assert!(g.kernels_before.is_empty());
     }
     // Sorted by |Δ time|.
-    let deltas: Vec<f64> = report.groups.iter().map(|g| g.total_us.delta.abs()).collect();
+    let deltas: Vec<f64> = report
+        .groups
+        .iter()
+        .map(|g| g.total_us.delta.abs())
+        .collect();
     assert!(deltas.windows(2).all(|w| w[0] >= w[1]), "{deltas:?}");
     assert_eq!(report.groups[0].id, "tg001");
 }
@@ -163,7 +178,10 @@ fn the_scalers_double_copy_shows_twice_the_calls_and_time_on_every_group() {
         }
         assert_eq!(report.totals.kernel_sum_us.delta_pct, Some(100.0));
         assert_eq!(report.totals.busy_us.delta_pct, Some(100.0));
-        assert_eq!(report.totals.kernel_count.after, 2 * report.totals.kernel_count.before);
+        assert_eq!(
+            report.totals.kernel_count.after,
+            2 * report.totals.kernel_count.before
+        );
 
         // Per wall second: the copies follow each other (the scaler shifts each by the
         // whole trace's span, CPU included), so on a GPU-bound trace twice the work in
@@ -191,7 +209,12 @@ fn a_kernel_renamed_by_launch_api_or_template_argument_still_matches() {
         &whole(),
     );
     assert_eq!(report.groups.len(), 4, "{:#?}", report.groups);
-    assert!(report.groups.iter().all(|g| g.status == GroupStatus::Matched));
+    assert!(
+        report
+            .groups
+            .iter()
+            .all(|g| g.status == GroupStatus::Matched)
+    );
     let by_op = |op: &str| report.groups.iter().find(|g| g.operation == op).unwrap();
     let scale = by_op("mylib::scale_kernel");
     assert_eq!((scale.total_us.before, scale.total_us.after), (40.0, 24.0));
@@ -209,8 +232,15 @@ fn a_kernel_renamed_by_launch_api_or_template_argument_still_matches() {
     assert_eq!(by_op("triton_poi_fused_add_0").total_us.delta, 0.0);
     // The biggest fall is the top gain.
     assert_eq!(report.top_gain().unwrap().operation, "mylib::scale_kernel");
-    assert!(report.headline().contains("top gain: tg001 scale_kernel \u{2212}40.0%"));
-    assert_eq!(report.before.gpu_models.as_deref(), Some(&["NVIDIA H200".to_owned()][..]));
+    assert!(
+        report
+            .headline()
+            .contains("top gain: tg001 scale_kernel \u{2212}40.0%")
+    );
+    assert_eq!(
+        report.before.gpu_models.as_deref(),
+        Some(&["NVIDIA H200".to_owned()][..])
+    );
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 }
 
@@ -222,7 +252,11 @@ fn steady_windows_on_both_sides_are_compared_per_step() {
         .with_normalize(Normalize::Auto);
     let report = diff(&compiled, &compiled, &steady);
     assert_eq!(report.normalization.applied, Normalize::Step);
-    assert!(report.headline().contains(" ms/step)"), "{}", report.headline());
+    assert!(
+        report.headline().contains(" ms/step)"),
+        "{}",
+        report.headline()
+    );
     // One step of compiled (trace.md's real-fixture figures: 1957.959 µs).
     assert!((report.totals.span_us.before - 1957.959).abs() < 1e-6);
 
@@ -320,7 +354,10 @@ fn an_unreadable_side_names_itself_in_the_error() {
     kernlens::trace::analyze(&stream, &Default::default()).unwrap();
     let err = diff_traces(&open(&fixture("eager.json.gz")), &stream, &whole()).unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("cannot read the after trace 'stream.json': "), "{text}");
+    assert!(
+        text.starts_with("cannot read the after trace 'stream.json': "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -343,6 +380,11 @@ fn the_document_carries_its_schema_headline_and_counts() {
         assert!(first["total_us"].get(member).is_some(), "{member}");
         assert!(first["calls"].get(member).is_some(), "{member}");
     }
-    assert!(first["identity_key"].as_str().unwrap().contains("\"operation\":"));
+    assert!(
+        first["identity_key"]
+            .as_str()
+            .unwrap()
+            .contains("\"operation\":")
+    );
     assert!(doc["totals"]["categories"]["exposed_communication_us"]["delta"].is_number());
 }

@@ -78,8 +78,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .with_after_window(args.after_window.unwrap_or(args.window))
         .with_normalize(args.normalize)
         .with_limits(args.limits.limits());
-    let report =
-        diff_traces(&before, &after, &options).map_err(|e| Failure::new("cannot diff traces", e))?;
+    let report = diff_traces(&before, &after, &options)
+        .map_err(|e| Failure::new("cannot diff traces", e))?;
     if args.csv {
         write_stdout(&csv(&report)?)?;
     } else {

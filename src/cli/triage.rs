@@ -131,7 +131,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         }
     };
     // The baseline is read beside the triage's own read (diff.md, "Triage baseline").
-    let old = args.baseline.as_deref().map(super::open_trace).transpose()?;
+    let old = args
+        .baseline
+        .as_deref()
+        .map(super::open_trace)
+        .transpose()?;
     let (report, old) = std::thread::scope(|scope| {
         let old = old.as_ref().map(|old| {
             scope.spawn(move || {
@@ -145,8 +149,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     drop(reading);
     let mut report = report.map_err(|e| Failure::new("cannot triage kernels", e))?;
     if let (Some(read), Some(path)) = (old, &args.baseline) {
-        let read = read.map_err(|_| Failure::new("cannot read the baseline", "its reader panicked"))?;
-        let old = read.map_err(|e| Failure::new(format!("cannot read baseline trace '{path}'"), e))?;
+        let read =
+            read.map_err(|_| Failure::new("cannot read the baseline", "its reader panicked"))?;
+        let old =
+            read.map_err(|e| Failure::new(format!("cannot read baseline trace '{path}'"), e))?;
         report.baseline = Some(kernlens::diff::triage_baseline(&old, &report));
     }
 
@@ -283,9 +289,18 @@ fn render(report: &TriageReport) -> String {
         listed * 100.0
     );
     if let Some(baseline) = &report.baseline {
-        let _ = writeln!(out, "baseline  {}: {}", baseline.trace_file, baseline.headline);
+        let _ = writeln!(
+            out,
+            "baseline  {}: {}",
+            baseline.trace_file, baseline.headline
+        );
         for warning in &baseline.warnings {
-            let _ = writeln!(out, "          warning: {}: {}", warning.code.as_str(), warning.message);
+            let _ = writeln!(
+                out,
+                "          warning: {}: {}",
+                warning.code.as_str(),
+                warning.message
+            );
         }
         out.push('\n');
     }
@@ -414,7 +429,10 @@ fn with_baseline_columns(
 ) -> (Vec<String>, Vec<Vec<String>>, Vec<bool>) {
     let mut right = vec![false, true, true, false, false, false, false, false];
     let mut header = header.to_vec();
-    let mut out: Vec<Vec<String>> = rows.iter_mut().map(|r| std::mem::take(r).to_vec()).collect();
+    let mut out: Vec<Vec<String>> = rows
+        .iter_mut()
+        .map(|r| std::mem::take(r).to_vec())
+        .collect();
     if let Some(baseline) = baseline {
         let at = header.len() - 1;
         for (i, name) in ["BASE ms", "NOW ms", "Δ %"].into_iter().enumerate() {

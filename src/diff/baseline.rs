@@ -116,7 +116,10 @@ fn match_groups(
     let mut folds: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, row) in rows.iter().enumerate() {
         if !claimed[i] {
-            folds.entry(identity_of(&row.name, memo).0).or_default().push(i);
+            folds
+                .entry(identity_of(&row.name, memo).0)
+                .or_default()
+                .push(i);
         }
     }
     let mut groups = Vec::with_capacity(report.task_groups.len());

@@ -102,7 +102,10 @@ mod tests {
 
     #[test]
     fn a_member_after_the_events_or_none_gives_no_models() {
-        assert_eq!(models_in(br#"{"traceEvents":[],"deviceProperties":[]}"#), None);
+        assert_eq!(
+            models_in(br#"{"traceEvents":[],"deviceProperties":[]}"#),
+            None
+        );
         assert_eq!(models_in(br#"{"traceEvents":[]}"#), None);
         assert_eq!(models_in(br#"{"deviceProperties": 3}"#), None);
     }

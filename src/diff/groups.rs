@@ -74,7 +74,7 @@ pub(crate) fn side_groups(analysis: &Analysis, memo: &mut KeyMemo) -> Vec<(Strin
     }
     for (_, group) in &mut groups {
         // Stable: ties keep row order. The category follows the largest kernel.
-        group.kernels.sort_by(|a, b| b.1.cmp(&a.1));
+        group.kernels.sort_by_key(|k| std::cmp::Reverse(k.1));
         if let Some((largest, _)) = group.kernels.first() {
             group.category = classify(largest);
         }

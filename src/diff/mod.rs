@@ -234,11 +234,7 @@ fn read_both(
 
 /// Compares two sides: groups matched by identity, whole-scope figures and warnings.
 pub fn compare(before: &Capture, after: &Capture, normalize: Normalize) -> DiffReport {
-    compare_sides(
-        SideRef::of(before),
-        SideRef::of(after),
-        normalize,
-    )
+    compare_sides(SideRef::of(before), SideRef::of(after), normalize)
 }
 
 /// One side as [`compare_sides`] reads it (a triage's analysis is borrowed, not moved).

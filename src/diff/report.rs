@@ -80,7 +80,10 @@ impl Serialize for CountDeltaDoc<'_> {
 /// A [`CountDelta`] with its percentage, as the document writes it.
 struct CountDeltaDoc<'a>(&'a CountDelta);
 
-pub(crate) fn count_doc<S: serde::Serializer>(count: &CountDelta, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn count_doc<S: serde::Serializer>(
+    count: &CountDelta,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     CountDeltaDoc(count).serialize(serializer)
 }
 

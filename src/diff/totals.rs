@@ -57,7 +57,8 @@ fn per_device(
                 (None, _) => GroupStatus::Added,
                 (_, None) => GroupStatus::Removed,
             };
-            let f = |d: Option<&DeviceTimeline>, pick: fn(&DeviceTimeline) -> f64| d.map_or(0.0, pick);
+            let f =
+                |d: Option<&DeviceTimeline>, pick: fn(&DeviceTimeline) -> f64| d.map_or(0.0, pick);
             DeviceDelta {
                 device: id,
                 status,
