@@ -80,7 +80,7 @@ pub fn triage_baseline(baseline: &Capture, report: &TriageReport) -> TriageBasel
     let gain = groups
         .iter()
         .zip(&operations)
-        .filter(|(b, _)| b.total_us.delta < 0.0)
+        .filter(|(b, _)| b.status == GroupStatus::Matched && b.total_us.delta < 0.0)
         .min_by(|(a, _), (b, _)| a.total_us.delta.total_cmp(&b.total_us.delta))
         .map(|(b, op)| (b.id.as_str(), op.as_str(), b.status, &b.total_us));
     TriageBaseline {

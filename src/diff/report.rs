@@ -426,11 +426,12 @@ impl DiffReport {
             .filter(|g| g.status == GroupStatus::Removed)
     }
 
-    /// The group whose time fell the most (matched or removed), when any fell.
+    /// The matched group whose time fell the most, when any fell. A removed group is not
+    /// a gain of its own: other groups (the added ones) took its work.
     pub fn top_gain(&self) -> Option<&GroupDelta> {
         self.groups
             .iter()
-            .filter(|g| g.total_us.delta < 0.0)
+            .filter(|g| g.status == GroupStatus::Matched && g.total_us.delta < 0.0)
             .min_by(|a, b| a.total_us.delta.total_cmp(&b.total_us.delta))
     }
 
@@ -465,14 +466,11 @@ pub(crate) fn headline(
         signed(kernel.delta / 1000.0, 3)
     );
     match gain {
-        Some((id, operation, status, time)) => {
-            let what = match status {
-                GroupStatus::Removed => "removed".to_owned(),
-                _ => signed_pct(time.delta_pct),
-            };
+        Some((id, operation, _, time)) => {
             line.push_str(&format!(
-                "; top gain: {id} {} {what}",
-                short_operation(operation)
+                "; top gain: {id} {} {}",
+                short_operation(operation),
+                signed_pct(time.delta_pct)
             ));
         }
         None => line.push_str("; no group got faster"),
