@@ -14,26 +14,35 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use kernlens::diff::{Capture, DiffOptions, diff_traces};
 use kernlens_trace::{Limits, TraceSource, WindowMode};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/traces")
-        .join(name)
+/// The repository root: where it was built, or the working directory when the bench
+/// binary runs from a copy of the checkout elsewhere.
+fn root() -> PathBuf {
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if built.join("fixtures/traces").is_dir() {
+        built.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_else(|e| panic!("working directory: {e}"))
+    }
 }
 
-/// The scaled copy of `graph_many` with `gap_us` between copies, made once and cached.
-fn scaled(src: &[u8], copies: u64, gap_us: u64) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+fn fixture(name: &str) -> PathBuf {
+    root().join("fixtures/traces").join(name)
+}
+
+/// The scaled copy of `graph_many` with `gap_ns` between copies, made once and cached.
+fn scaled(src: &[u8], copies: u64, gap_ns: i64) -> PathBuf {
+    let dir = root().join("target/bench-data");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let out = dir.join(format!("graph_many_x{copies}_gap{gap_us}.json"));
+    let out = dir.join(format!("graph_many_x{copies}_gap{gap_ns}ns.json"));
     if !out.exists() {
         let tmp = out.with_extension("partial");
         let mut w =
             BufWriter::new(File::create(&tmp).unwrap_or_else(|e| panic!("{}: {e}", tmp.display())));
-        kernlens_xtask::scale(src, &mut w, copies, gap_us).unwrap_or_else(|e| panic!("scale: {e}"));
+        kernlens_xtask::scale(src, &mut w, copies, gap_ns).unwrap_or_else(|e| panic!("scale: {e}"));
         w.flush().unwrap_or_else(|e| panic!("{e}"));
         std::fs::rename(&tmp, &out).unwrap_or_else(|e| panic!("{e}"));
     }
@@ -52,7 +61,7 @@ fn bench(c: &mut Criterion) {
         .unwrap_or_else(|e| panic!("graph_many.json.gz: {e}"));
     let copies = target.div_ceil(src.len() as u64).max(1);
     let before = scaled(&src, copies, 0);
-    let after = scaled(&src, copies, 5);
+    let after = scaled(&src, copies, 5_000);
     let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     let larger = if size(&after) >= size(&before) {
         &after
@@ -61,8 +70,10 @@ fn bench(c: &mut Criterion) {
     };
 
     let mut g = c.benchmark_group("diff/graph_many");
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(30))
+    // Each iteration reads 0.8-1.6 GB: flat sampling, one read per sample.
+    g.sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20))
         .warm_up_time(Duration::from_secs(2));
     g.throughput(Throughput::Bytes(size(larger)));
     g.bench_function("read_larger_alone", |b| {

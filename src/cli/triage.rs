@@ -1,6 +1,6 @@
 //! `kernlens triage TRACE [--root DIR...] [--top N] [--idle-threshold PCT]
 //! [--min-compute PCT] [--no-gate] [--rewrite-opt-in] [--rewrite-budget-min N]
-//! [--json] [--strict]`: the main job (cli.md). Environment values
+//! [--baseline OLD_TRACE] [--json] [--strict]`: the main job (cli.md). Environment values
 //! (`KERNLENS_SOURCE_ROOTS`, the two gate thresholds, the discovery
 //! environment, cache directories, the scratch root to exclude) are read
 //! here, at the edge, and handed to the library.
@@ -355,7 +355,7 @@ fn table(groups: &[TriageGroup], baseline: Option<&kernlens::diff::TriageBaselin
         "OPERATION",
     ]
     .map(str::to_owned);
-    let mut rows: Vec<[String; 8]> = groups
+    let rows: Vec<[String; 8]> = groups
         .iter()
         .map(|g| {
             let source = match (&g.source.path, g.source.line) {
@@ -388,7 +388,7 @@ fn table(groups: &[TriageGroup], baseline: Option<&kernlens::diff::TriageBaselin
             ]
         })
         .collect();
-    let (header, rows, right) = with_baseline_columns(header, &mut rows, groups, baseline);
+    let (header, rows, right) = with_baseline_columns(header, rows, groups, baseline);
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -423,16 +423,13 @@ fn table(groups: &[TriageGroup], baseline: Option<&kernlens::diff::TriageBaselin
 /// OPERATION when there is a baseline; numbers right-aligned, text left-aligned.
 fn with_baseline_columns(
     header: [String; 8],
-    rows: &mut [[String; 8]],
+    rows: Vec<[String; 8]>,
     groups: &[TriageGroup],
     baseline: Option<&kernlens::diff::TriageBaseline>,
 ) -> (Vec<String>, Vec<Vec<String>>, Vec<bool>) {
     let mut right = vec![false, true, true, false, false, false, false, false];
     let mut header = header.to_vec();
-    let mut out: Vec<Vec<String>> = rows
-        .iter_mut()
-        .map(|r| std::mem::take(r).to_vec())
-        .collect();
+    let mut out: Vec<Vec<String>> = rows.into_iter().map(|r| r.to_vec()).collect();
     if let Some(baseline) = baseline {
         let at = header.len() - 1;
         for (i, name) in ["BASE ms", "NOW ms", "Δ %"].into_iter().enumerate() {
