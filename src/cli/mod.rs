@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use kernlens_gate::Thresholds;
 
+mod diff;
 mod gate;
 mod ident;
 mod locate;
@@ -46,6 +47,8 @@ enum Command {
     Triage(triage::Args),
     /// One self-contained HTML page of a trace: timeline, breakdown, hot kernels, gate.
     Report(report::Args),
+    /// Did the change help? Two traces compared by operator identity.
+    Diff(diff::Args),
 }
 
 /// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
@@ -210,6 +213,7 @@ pub fn main() -> ExitCode {
         Command::Scratch(args) => scratch::run(args),
         Command::Triage(args) => triage::run(args),
         Command::Report(args) => report::run(args),
+        Command::Diff(args) => diff::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -1,6 +1,6 @@
 //! `kernlens triage TRACE [--root DIR...] [--top N] [--idle-threshold PCT]
 //! [--min-compute PCT] [--no-gate] [--rewrite-opt-in] [--rewrite-budget-min N]
-//! [--json] [--strict]`: the main job (cli.md). Environment values
+//! [--baseline OLD_TRACE] [--json] [--strict]`: the main job (cli.md). Environment values
 //! (`KERNLENS_SOURCE_ROOTS`, the two gate thresholds, the discovery
 //! environment, cache directories, the scratch root to exclude) are read
 //! here, at the edge, and handed to the library.
@@ -50,6 +50,9 @@ pub struct Args {
     /// Do not discover installed framework packages as search roots.
     #[arg(long)]
     no_discover: bool,
+    /// A trace from before the change: each group's time then and now (diff.md).
+    #[arg(long, value_name = "OLD_TRACE")]
+    baseline: Option<String>,
     /// Print one `kernlens.triage/1` JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -140,10 +143,31 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let observer = lanes
         .as_mut()
         .map(|r| r as &mut dyn kernlens_trace::EventObserver);
-    let report = triage.run_observed(&source, &mut on_phase, observer);
+    // The baseline is read beside the triage's own read (diff.md, "Triage baseline").
+    let old = args
+        .baseline
+        .as_deref()
+        .map(super::open_trace)
+        .transpose()?;
+    let (report, old) = std::thread::scope(|scope| {
+        let old = old.as_ref().map(|old| {
+            scope.spawn(move || {
+                kernlens::diff::Capture::read(old, Default::default(), &Default::default(), None)
+            })
+        });
+        let report = triage.run_observed(&source, &mut on_phase, observer);
+        (report, old.map(|read| read.join()))
+    });
     drop(spinner);
     drop(reading);
-    let report = report.map_err(|e| Failure::new("cannot triage kernels", e))?;
+    let mut report = report.map_err(|e| Failure::new("cannot triage kernels", e))?;
+    if let (Some(read), Some(path)) = (old, &args.baseline) {
+        let read =
+            read.map_err(|_| Failure::new("cannot read the baseline", "its reader panicked"))?;
+        let old =
+            read.map_err(|e| Failure::new(format!("cannot read baseline trace '{path}'"), e))?;
+        report.baseline = Some(kernlens::diff::triage_baseline(&old, &report));
+    }
 
     if let (Some(page), Some(recorder)) = (&args.html, lanes) {
         let lanes = recorder.finish(&report.analysis);
@@ -282,7 +306,23 @@ fn render(report: &TriageReport) -> String {
         report.task_groups.len(),
         listed * 100.0
     );
-    out.push_str(&table(&report.task_groups));
+    if let Some(baseline) = &report.baseline {
+        let _ = writeln!(
+            out,
+            "baseline  {}: {}",
+            baseline.trace_file, baseline.headline
+        );
+        for warning in &baseline.warnings {
+            let _ = writeln!(
+                out,
+                "          warning: {}: {}",
+                warning.code.as_str(),
+                warning.message
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str(&table(&report.task_groups, report.baseline.as_ref()));
     out
 }
 
@@ -321,7 +361,7 @@ fn shortened(name: &str) -> String {
     head
 }
 
-fn table(groups: &[TriageGroup]) -> String {
+fn table(groups: &[TriageGroup], baseline: Option<&kernlens::diff::TriageBaseline>) -> String {
     let header = [
         "ID",
         "SHARE",
@@ -366,14 +406,13 @@ fn table(groups: &[TriageGroup]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.clone().map(|h| h.chars().count());
+    let (header, rows, right) = with_baseline_columns(header, rows, groups, baseline);
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    // Numbers read right-aligned; text left-aligned.
-    let right = [false, true, true, false, false, false, false, false];
     let mut out = String::new();
     for row in std::iter::once(&header).chain(&rows) {
         let mut line = String::new();
@@ -396,4 +435,43 @@ fn table(groups: &[TriageGroup]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The table's columns with the baseline's (`BASE ms`, `NOW ms`, `Δ %`) inserted before
+/// OPERATION when there is a baseline; numbers right-aligned, text left-aligned.
+fn with_baseline_columns(
+    header: [String; 8],
+    rows: Vec<[String; 8]>,
+    groups: &[TriageGroup],
+    baseline: Option<&kernlens::diff::TriageBaseline>,
+) -> (Vec<String>, Vec<Vec<String>>, Vec<bool>) {
+    let mut right = vec![false, true, true, false, false, false, false, false];
+    let mut header = header.to_vec();
+    let mut out: Vec<Vec<String>> = rows.into_iter().map(|r| r.to_vec()).collect();
+    if let Some(baseline) = baseline {
+        let at = header.len() - 1;
+        for (i, name) in ["BASE ms", "NOW ms", "Δ %"].into_iter().enumerate() {
+            header.insert(at + i, name.to_owned());
+            right.insert(at + i, true);
+        }
+        for (row, group) in out.iter_mut().zip(groups) {
+            let cells = match baseline.group(&group.id) {
+                Some(b) => [
+                    format!("{:.3}", b.total_us.before / 1000.0),
+                    format!("{:.3}", b.total_us.after / 1000.0),
+                    match b.status {
+                        kernlens::diff::GroupStatus::Matched => {
+                            kernlens::diff::signed_pct(b.total_us.delta_pct)
+                        }
+                        _ => "new".to_owned(),
+                    },
+                ],
+                None => ["-".to_owned(), "-".to_owned(), "-".to_owned()],
+            };
+            for (i, cell) in cells.into_iter().enumerate() {
+                row.insert(at + i, cell);
+            }
+        }
+    }
+    (header, out, right)
 }

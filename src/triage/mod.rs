@@ -321,6 +321,7 @@ impl Triage {
                 root_warnings,
                 sources_unavailable: unavailable,
                 group_warnings: Vec::new(),
+                baseline: None,
             });
         }
 
@@ -351,6 +352,7 @@ impl Triage {
             root_warnings,
             sources_unavailable: unavailable,
             group_warnings,
+            baseline: None,
         })
     }
 }
