@@ -67,8 +67,17 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         opts.top_k = args.top;
         opts.window = args.window;
         opts.limits = args.limits.limits();
-        let analysis = kernlens_trace::analyze_observed(&source, &opts, &mut recorder)
-            .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
+        // A long read shows the same progress line as `summary` (on a terminal only).
+        let analysis = match super::progress::ReadProgress::for_trace(&args.trace, false) {
+            Some(mut line) => kernlens_trace::analyze_with_progress(
+                &source,
+                &opts,
+                Some(&mut recorder),
+                &mut line,
+            ),
+            None => kernlens_trace::analyze_observed(&source, &opts, &mut recorder),
+        }
+        .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
         let lanes = recorder.finish(&analysis);
         let inputs = GateInputs::from_analysis(&analysis);
         let verdict = evaluate(&inputs, &thresholds, analysis_probe(&analysis));

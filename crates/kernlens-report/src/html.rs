@@ -10,7 +10,7 @@ use kernlens_trace::{Analysis, Scope, WindowStatus};
 
 use crate::escape::text;
 use crate::lanes::Lanes;
-use crate::svg::{STYLE, duration, timeline_svg};
+use crate::svg::{duration, timeline_svg};
 
 /// One task group of a triage, as the page lists it (plain text, so this crate needs
 /// nothing of the triage pipeline).
@@ -525,9 +525,4 @@ pub fn render_svg(lanes: &Lanes) -> String {
     s.push_str(&timeline_svg(lanes, true));
     s.push('\n');
     s
-}
-
-/// The style sheet both forms carry (exposed for tests of the colour scheme).
-pub fn timeline_style() -> &'static str {
-    STYLE
 }

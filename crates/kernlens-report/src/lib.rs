@@ -54,7 +54,7 @@ mod html;
 mod lanes;
 mod svg;
 
-pub use html::{Page, TaskGroupRow, render_svg, timeline_style};
+pub use html::{Page, TaskGroupRow, render_svg};
 pub use kernlens_trace::Analysis;
 pub use lanes::{
     Bin, DEFAULT_BINS, Lane, LaneOptions, LaneRecorder, Lanes, MAX_BINS, MAX_CELLS, ScopeFigures,

@@ -212,7 +212,8 @@ fn tick_step(span: f64, target: f64) -> f64 {
         .unwrap_or(10.0 * p)
 }
 
-/// Renders the timeline. `id` names the element (for the page's links and script).
+/// Renders the timeline; `standalone` gives the SVG namespace for a file of its own
+/// (inline in HTML it is implied).
 pub fn timeline_svg(lanes: &Lanes, standalone: bool) -> String {
     let edges = &lanes.edges;
     let total = lanes.scope_total_ns;
