@@ -324,7 +324,7 @@ fn table(groups: &[TriageGroup]) -> String {
                 _ => format!(
                     "not found ({})",
                     super::locate::reason_shown(Some(
-                        g.source.reason.as_deref().unwrap_or("no_match")
+                        g.source.reason.map_or("no_match", |r| r.as_str())
                     ))
                 ),
             };

@@ -41,7 +41,7 @@ const MIN_PRIMARY_CHARS: usize = 5;
 const MIN_WINDOW_CHARS: usize = 6;
 
 /// Why a name is not searched at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Refusal {
@@ -55,7 +55,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The stable reason code.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Refusal::RuntimeApiName => "runtime_api_name",
             Refusal::NotAKernel => "not_a_kernel",

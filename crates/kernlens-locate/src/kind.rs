@@ -4,53 +4,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use kernlens_ident::SourceKind;
 use kernlens_ident::{NATIVE_EXTENSIONS, vendor_of};
-use serde::Serialize;
 
 use crate::keywords::{base_and_qualifier, keywords_for};
 use crate::python::scan_python;
-
-/// The source kind labels; they match the gate crate's `SourceKind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum SourceKind {
-    /// A Triton kernel (`@triton.jit`).
-    Triton,
-    /// A FlyDSL kernel.
-    Flydsl,
-    /// Plain Python.
-    Python,
-    /// CUDA C++.
-    Cuda,
-    /// HIP C++.
-    Hip,
-    /// Host C or C++.
-    Cpp,
-    /// A kernel shipped in a vendor library binary (cuBLAS, cuDNN, rocBLAS…).
-    VendorBinary,
-    /// Generated at run time (Inductor, Triton caches): edits there do not last.
-    RuntimeGenerated,
-    /// Not known.
-    Unknown,
-}
-
-impl SourceKind {
-    /// The stable label.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::Triton => "triton",
-            SourceKind::Flydsl => "flydsl",
-            SourceKind::Python => "python",
-            SourceKind::Cuda => "cuda",
-            SourceKind::Hip => "hip",
-            SourceKind::Cpp => "cpp",
-            SourceKind::VendorBinary => "vendor_binary",
-            SourceKind::RuntimeGenerated => "runtime_generated",
-            SourceKind::Unknown => "unknown",
-        }
-    }
-}
 
 /// Path fragments of runtime-generated caches (compared lower-cased, `\` as `/`).
 pub const RUNTIME_GENERATED_MARKERS: &[&str] = &[
@@ -148,7 +106,7 @@ fn contains_any(hay: &[u8], needles: &[&str]) -> bool {
 pub fn source_kind_for(name: &str, path: Option<&Path>, ctx: &KindContext) -> SourceKind {
     let lower = name.to_lowercase();
     if FLYDSL_NAME_MARKERS.iter().any(|m| lower.contains(m)) {
-        return SourceKind::Flydsl;
+        return SourceKind::FlyDsl;
     }
     let path = path.filter(|p| !p.as_os_str().is_empty());
     if let Some(p) = path {
@@ -184,7 +142,7 @@ pub fn source_kind_for(name: &str, path: Option<&Path>, ctx: &KindContext) -> So
             }
             let head = peek(p, PYTHON_PEEK_BYTES);
             if contains_any(&head, FLYDSL_TEXT_MARKERS) {
-                return SourceKind::Flydsl;
+                return SourceKind::FlyDsl;
             }
             if let Ok(text) = std::fs::read(p) {
                 let symbols = scan_python(&String::from_utf8_lossy(&text));

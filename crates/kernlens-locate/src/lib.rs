@@ -23,7 +23,9 @@
 //! # Example
 //!
 //! ```
-//! use kernlens_locate::{Confidence, Locator, LocateOptions, Method, SourceKind};
+//! use kernlens_locate::{
+//!     Confidence, Locator, LocateOptions, Method, NotFound, Refusal, SourceKind,
+//! };
 //!
 //! let dir = tempfile::tempdir()?;
 //! std::fs::create_dir_all(dir.path().join("pkg"))?;
@@ -42,7 +44,7 @@
 //! assert_eq!(results[0].method, Method::Definition);
 //! assert_eq!(results[0].confidence, Confidence::Definition);
 //! assert_eq!(results[0].kind, SourceKind::Triton);
-//! assert_eq!(results[1].reason.as_deref(), Some("runtime_api_name"));
+//! assert_eq!(results[1].reason, Some(NotFound::Refused(Refusal::RuntimeApiName)));
 //!
 //! // A second call is served from the cache.
 //! locator.locate_many(&["_add_kernel"], &LocateOptions::default());
@@ -93,7 +95,7 @@ pub use python::{
     scan_python,
 };
 pub use result::{
-    Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method, Score,
+    Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method, NotFound, Score,
 };
 pub use roots::{RootOrigin, RootWarning, SearchRoot};
 pub use scan::DEFAULT_SKIP_DIRS;

@@ -191,7 +191,7 @@ fn e2_library_kernel_is_not_found_but_its_launcher_is_reported() {
     let r = l.locate(&r3, &LocateOptions::default().with_launchers(idx));
     assert!(!r.found && r.path.is_none());
     assert_eq!(r.kind, SourceKind::Unknown);
-    assert_eq!(r.reason.as_deref(), Some("launcher_unconfirmed"));
+    assert_eq!(r.reason.map(|r| r.as_str()), Some("launcher_unconfirmed"));
     let launcher = r.launcher.unwrap();
     assert_eq!((launcher.line, launcher.function.as_str()), (62, "forward"));
     assert!(!launcher.corroborated);
@@ -297,5 +297,5 @@ fn e6_vendor_kernel_is_not_found_and_labelled_vendor_binary() {
     let r = l.locate(NVJET, &opts);
     assert!(!r.found);
     assert_eq!(r.kind, SourceKind::VendorBinary);
-    assert_eq!(r.reason.as_deref(), Some("launcher_unconfirmed"));
+    assert_eq!(r.reason.map(|r| r.as_str()), Some("launcher_unconfirmed"));
 }

@@ -6,7 +6,7 @@
 //! - [`prepare()`](prepare::prepare) copies the package (keeping `jit/`, `dist/` and `*.so`, which
 //!   the shadowing copy needs to import, and dropping `.git` and bytecode), commits a source-only
 //!   baseline with gix (no `git` executable, no user configuration, no hooks), and publishes the
-//!   worktree atomically. It refuses to reuse an existing attempt ([`PrepareError::Collision`]) or
+//!   worktree atomically. It refuses to reuse an existing attempt ([`Error::Collision`]) or
 //!   a protected branch, and moves the worktree to a local disk when the output directory is on a
 //!   network filesystem ([`mounts`], [`location`]).
 //! - [`changes()`](changes::changes) and [`export()`](export::export) list what changed against
@@ -70,4 +70,4 @@ pub mod sweep;
 mod tracked;
 pub mod workspace;
 
-pub use error::{PrepareError, ScratchError};
+pub use error::{Error, GitCause};

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use common::*;
-use kernlens_scratch::ScratchError;
+use kernlens_scratch::Error;
 use kernlens_scratch::changes::{ChangeStatus, changes};
 use kernlens_scratch::export::{DriftState, ExportRequest, export};
 use kernlens_scratch::prepare::prepare;
@@ -77,9 +77,9 @@ fn w14_export_of_a_best_commit_and_nothing_to_export_at_the_baseline() {
         &ExportRequest::new(Some(ws.meta.base_commit.clone()), None),
     )
     .unwrap_err();
-    assert!(matches!(err, ScratchError::NothingToExport { .. }), "{err}");
+    assert!(matches!(err, Error::NothingToExport { .. }), "{err}");
     let err = export(&ws, &ExportRequest::new(Some("f".repeat(40)), None)).unwrap_err();
-    assert!(matches!(err, ScratchError::UnknownCommit { .. }), "{err}");
+    assert!(matches!(err, Error::UnknownCommit { .. }), "{err}");
 }
 
 #[test]
@@ -333,7 +333,7 @@ fn workspace_open_reads_everything_back_from_metadata() {
     assert!(again.warnings.is_empty());
     assert!(matches!(
         Workspace::open(tmp.path()),
-        Err(ScratchError::NotAWorkspace { .. })
+        Err(Error::NotAWorkspace { .. })
     ));
 }
 
@@ -345,7 +345,7 @@ fn discard_removes_only_an_owned_workspace_and_keeps_the_session_marker() {
     foreign.meta.owner = "1:1".into();
     assert!(matches!(
         kernlens_scratch::prepare::discard(&foreign),
-        Err(ScratchError::NotOwner { .. })
+        Err(Error::NotOwner { .. })
     ));
     assert!(ws.worktree.exists());
     kernlens_scratch::prepare::discard(&ws).unwrap();
@@ -419,8 +419,5 @@ fn a_missing_kernel_is_a_warning_without_best_and_an_error_at_best() {
         &ExportRequest::new(Some(best), Some(tmp.path().join("o2"))),
     )
     .unwrap_err();
-    assert!(
-        matches!(err, ScratchError::PrimaryMissingAtBest { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, Error::PrimaryMissingAtBest { .. }), "{err}");
 }

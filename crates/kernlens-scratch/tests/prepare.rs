@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use kernlens_scratch::PrepareError;
+use kernlens_scratch::Error;
 use kernlens_scratch::location::LocationRequest;
 use kernlens_scratch::prepare::{PrepareRequest, prepare};
 
@@ -227,7 +227,7 @@ fn w10_second_prepare_of_an_attempt_is_a_collision_and_touches_nothing() {
     let err = prepare(&req).unwrap_err();
     assert!(err.is_refusal());
     match err {
-        PrepareError::Collision { path } => assert_eq!(path, ws.worktree),
+        Error::Collision { path } => assert_eq!(path, ws.worktree),
         other => panic!("expected a collision, got {other}"),
     }
     assert_eq!(snapshot(&tmp.path().join("local")), before);
@@ -240,7 +240,7 @@ fn w10_a_dangling_symlink_at_the_worktree_path_is_a_collision() {
     let wt = tmp.path().join("local/s/k/worktree");
     std::fs::create_dir_all(wt.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(tmp.path().join("nowhere"), &wt).unwrap();
-    assert!(matches!(prepare(&req), Err(PrepareError::Collision { .. })));
+    assert!(matches!(prepare(&req), Err(Error::Collision { .. })));
     assert!(
         std::fs::symlink_metadata(&wt)
             .unwrap()
@@ -257,7 +257,7 @@ fn w11_protected_branches_leave_no_trace() {
         req.branch = Some(branch.into());
         let err = prepare(&req).unwrap_err();
         assert!(
-            matches!(err, PrepareError::ProtectedBranch { .. }),
+            matches!(err, Error::ProtectedBranch { .. }),
             "{branch:?}: {err}"
         );
         assert!(
@@ -381,7 +381,7 @@ fn z5_two_concurrent_prepares_of_one_attempt_one_wins_one_collides() {
     let ok = [a.is_ok(), b.is_ok()].iter().filter(|x| **x).count();
     assert_eq!(ok, 1, "exactly one must win: {a:?} / {b:?}");
     let err = a.err().or(b.err()).unwrap();
-    assert!(matches!(err, PrepareError::Collision { .. }), "{err}");
+    assert!(matches!(err, Error::Collision { .. }), "{err}");
     assert!(no_partials_under(tmp.path()));
 }
 
@@ -417,7 +417,7 @@ fn z8_a_source_directly_in_home_is_refused() {
     req.env = env(tmp.path());
     req.branch = Some(BRANCH.into());
     let err = prepare(&req).unwrap_err();
-    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+    assert!(matches!(err, Error::RefuseCopyRoot { .. }), "{err}");
     assert!(!tmp.path().join("sessions").exists());
 }
 
@@ -432,7 +432,7 @@ fn a_copy_root_containing_the_worktree_is_refused() {
     );
     req.branch = Some(BRANCH.into());
     let err = prepare(&req).unwrap_err();
-    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+    assert!(matches!(err, Error::RefuseCopyRoot { .. }), "{err}");
 }
 
 #[test]
@@ -442,10 +442,7 @@ fn a_missing_source_is_source_missing() {
         tmp.path().join("nope.py"),
         LocationRequest::new(tmp.path().join("o/a")),
     );
-    assert!(matches!(
-        prepare(&req),
-        Err(PrepareError::SourceMissing { .. })
-    ));
+    assert!(matches!(prepare(&req), Err(Error::SourceMissing { .. })));
 }
 
 #[test]
@@ -453,10 +450,7 @@ fn copy_too_large_is_refused_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let mut req = w8_request(tmp.path(), "s", "k");
     req.policy.max_copy_bytes = 10;
-    assert!(matches!(
-        prepare(&req),
-        Err(PrepareError::CopyTooLarge { .. })
-    ));
+    assert!(matches!(prepare(&req), Err(Error::CopyTooLarge { .. })));
     assert!(no_partials_under(tmp.path()));
     assert!(!tmp.path().join("local/s/k/worktree").exists());
 }
@@ -586,7 +580,7 @@ fn a_whole_site_packages_hint_is_refused() {
     let mut req = w8_request(tmp.path(), "s", "k");
     req.repo_hint = Some(sp);
     let err = prepare(&req).unwrap_err();
-    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+    assert!(matches!(err, Error::RefuseCopyRoot { .. }), "{err}");
     assert!(!tmp.path().join("local").exists());
 }
 
@@ -644,10 +638,7 @@ fn max_copy_bytes_counts_allocated_bytes_so_a_sparse_file_fits_and_a_dense_one_d
     let req = w8_request(tmp.path(), "s", "k2");
     let mut req = req;
     req.policy.max_copy_bytes = 1 << 20;
-    assert!(matches!(
-        prepare(&req),
-        Err(PrepareError::CopyTooLarge { .. })
-    ));
+    assert!(matches!(prepare(&req), Err(Error::CopyTooLarge { .. })));
     assert!(no_partials_under(tmp.path()));
 }
 
@@ -666,7 +657,7 @@ fn a_copy_root_that_holds_another_users_home_is_refused() {
     req.branch = Some(BRANCH.into());
     let err = prepare(&req).unwrap_err();
     match &err {
-        PrepareError::RefuseCopyRoot { why, .. } => assert!(why.contains("bob"), "{why}"),
+        Error::RefuseCopyRoot { why, .. } => assert!(why.contains("bob"), "{why}"),
         other => panic!("expected RefuseCopyRoot, got {other}"),
     }
     assert!(!tmp.path().join("sessions").exists());
@@ -687,7 +678,7 @@ fn a_copy_root_that_is_an_ancestor_of_home_is_refused() {
     req.branch = Some(BRANCH.into());
     let err = prepare(&req).unwrap_err();
     assert!(
-        matches!(&err, PrepareError::RefuseCopyRoot { why, .. } if why.contains("home")),
+        matches!(&err, Error::RefuseCopyRoot { why, .. } if why.contains("home")),
         "{err}"
     );
 }

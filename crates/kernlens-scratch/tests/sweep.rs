@@ -407,7 +407,7 @@ fn network_output_without_any_root_is_no_scratch_root() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, kernlens_scratch::PrepareError::NoScratchRoot { .. }),
+        matches!(err, kernlens_scratch::Error::NoScratchRoot { .. }),
         "{err}"
     );
 }
