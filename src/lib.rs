@@ -35,7 +35,9 @@ pub use kernlens_gate as gate;
 /// Scratch workspaces: a git-tracked copy of a package for kernel rewrites, and the patch back.
 pub use kernlens_scratch as scratch;
 
-/// Files the CLI writes outside scratch: temp file, fsync, rename; never the input, never through a link.
+// Files the CLI writes outside scratch: temp file, fsync, rename; never the input, never
+// through a link. (Documented by its own `//!` page: an outer doc comment here would make
+// rustdoc resolve that page's links from the crate root.)
 pub mod output;
 
 pub mod triage;

@@ -80,6 +80,67 @@ impl Default for TriageOptions {
     }
 }
 
+impl TriageOptions {
+    /// The defaults: 10 hot rows, default thresholds, the gate applied, no rewrite opt-in.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same options taking `top_k` hot rows (0 keeps all).
+    pub fn with_top_k(mut self, top_k: usize) -> Self {
+        self.top_k = top_k;
+        self
+    }
+
+    /// The same options with the gate's thresholds.
+    pub fn with_thresholds(mut self, thresholds: Thresholds) -> Self {
+        self.thresholds = thresholds;
+        self
+    }
+
+    /// The same options applying (or only reporting) the gate's verdict.
+    pub fn with_apply_gate(mut self, apply_gate: bool) -> Self {
+        self.apply_gate = apply_gate;
+        self
+    }
+
+    /// The same options with the operator's rewrite-route opt-in set or cleared.
+    pub fn with_rewrite_opt_in(mut self, opted_in: bool) -> Self {
+        self.rewrite_opt_in = opted_in;
+        self
+    }
+
+    /// The same options with an explicit per-attempt budget in minutes (or the policy default).
+    pub fn with_rewrite_budget_minutes(mut self, minutes: Option<u32>) -> Self {
+        self.rewrite_budget_minutes = minutes;
+        self
+    }
+
+    /// The same options with this many trace-reader threads (`None`: the rayon default).
+    pub fn with_threads(mut self, threads: Option<usize>) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// The same options taking launcher evidence this way.
+    pub fn with_launcher(mut self, launcher: LauncherOptions) -> Self {
+        self.launcher = launcher;
+        self
+    }
+
+    /// The same options with these cache directories marking runtime-generated sources.
+    pub fn with_kind_context(mut self, kind: KindContext) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The same options resolving relative source paths this way when grouping.
+    pub fn with_group(mut self, group: GroupOptions) -> Self {
+        self.group = group;
+        self
+    }
+}
+
 /// Why a triage could not run. A trace with recovered structural problems,
 /// a kernel without a source and a missing search root are not errors: they
 /// are reported in the [`TriageReport`].
@@ -414,8 +475,8 @@ fn rewrite_route(
     options: &TriageOptions,
 ) -> kernlens_gate::RewriteVerdict {
     let request = RewriteRequest::new(operation, source.kind)
-        .explicit_budget(options.rewrite_budget_minutes)
-        .opted_in(options.rewrite_opt_in);
+        .with_explicit_budget(options.rewrite_budget_minutes)
+        .with_opted_in(options.rewrite_opt_in);
     evaluate_rewrite_route(&request)
 }
 

@@ -77,19 +77,19 @@ impl RewriteRequest {
     }
 
     /// The same request with an explicit budget (or none).
-    pub fn explicit_budget(mut self, minutes: Option<u32>) -> Self {
+    pub fn with_explicit_budget(mut self, minutes: Option<u32>) -> Self {
         self.explicit_budget_minutes = minutes;
         self
     }
 
     /// The same request with another configured default budget.
-    pub fn default_budget(mut self, minutes: u32) -> Self {
+    pub fn with_default_budget(mut self, minutes: u32) -> Self {
         self.default_budget_minutes = minutes;
         self
     }
 
     /// The same request with the operator's opt-in set or cleared.
-    pub fn opted_in(mut self, opted_in: bool) -> Self {
+    pub fn with_opted_in(mut self, opted_in: bool) -> Self {
         self.operator_opted_in = opted_in;
         self
     }

@@ -80,6 +80,24 @@ impl DiscoveryEnv {
         self.vars.insert(key.into(), value.into());
         self
     }
+
+    /// The same environment with these `PATH` entries.
+    pub fn with_path_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.path_dirs = dirs;
+        self
+    }
+
+    /// The same environment with this home directory.
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
+    /// The same environment trying the fixed system site directories under these prefixes.
+    pub fn with_system_prefixes(mut self, prefixes: Vec<PathBuf>) -> Self {
+        self.system_prefixes = prefixes;
+        self
+    }
 }
 
 /// A package directory found by discovery.

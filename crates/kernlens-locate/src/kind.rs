@@ -66,6 +66,29 @@ pub struct KindContext {
 }
 
 impl KindContext {
+    /// No cache directories and no reusable roots.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same context with the `TORCHINDUCTOR_CACHE_DIR` value.
+    pub fn with_inductor_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.inductor_cache_dir = dir;
+        self
+    }
+
+    /// The same context with the `TRITON_CACHE_DIR` value.
+    pub fn with_triton_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.triton_cache_dir = dir;
+        self
+    }
+
+    /// The same context with these maintained roots.
+    pub fn with_reusable_roots(mut self, roots: Vec<PathBuf>) -> Self {
+        self.reusable_roots = roots;
+        self
+    }
+
     /// A context with the cache directories handed in from the environment.
     pub fn with_cache_dirs(inductor: Option<PathBuf>, triton: Option<PathBuf>) -> Self {
         KindContext {

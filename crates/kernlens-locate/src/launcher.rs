@@ -42,6 +42,29 @@ impl Default for LauncherOptions {
     }
 }
 
+impl LauncherOptions {
+    /// The defaults: [`DEFAULT_SKIP_PREFIXES`] and [`DEFAULT_MAX_LAUNCHES`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same options skipping frames under these path prefixes instead.
+    pub fn with_skip_prefixes<I, S>(mut self, prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.skip_prefixes = prefixes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same options examining at most `max_launches` launches per kernel name.
+    pub fn with_max_launches(mut self, max_launches: usize) -> Self {
+        self.max_launches = max_launches;
+        self
+    }
+}
+
 /// A `pid` or `tid` of an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -77,19 +77,24 @@ mod shape;
 mod triton_repr;
 
 pub use builder::LocatorBuilder;
-pub use definition::HitKind;
 pub use discover::{DiscoveryEnv, FRAMEWORK_PACKAGES};
 pub use error::LocateError;
 pub use keywords::{KeywordPlan, NAMESPACE_BLOCKLIST, Refusal, keywords_for};
-pub use kind::{
-    KindContext, RUNTIME_GENERATED_MARKERS, SourceKind, core_of, cores_match, source_kind_for,
-};
+pub use kind::{KindContext, RUNTIME_GENERATED_MARKERS, SourceKind, source_kind_for};
 pub use launcher::{
     DEFAULT_MAX_LAUNCHES, DEFAULT_SKIP_PREFIXES, EventId, Launcher, LauncherEvent, LauncherIndex,
     LauncherIndexBuilder, LauncherOptions,
 };
 pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator};
 pub use passes::TRAMPOLINE_UNBOUND;
+// Internals reachable only with the hidden `fuzzing` feature, for the crate's
+// own tests and the fuzz targets (fuzz/): the Python scanner and the Triton
+// core matcher. Not public API; they change without notice.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use kind::{core_of, cores_match};
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub use python::{
     PyAssign, PyClass, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator,
     scan_python,

@@ -32,6 +32,11 @@ pub struct LocateOptions {
 }
 
 impl LocateOptions {
+    /// No launcher evidence and an empty kind context.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// Options with launcher evidence.
     pub fn with_launchers(mut self, index: LauncherIndex) -> Self {
         self.launchers = Some(index);

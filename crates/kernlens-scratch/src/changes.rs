@@ -19,6 +19,7 @@ pub type CommitId = str;
 /// How a path changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ChangeStatus {
     /// New path.
     Added,

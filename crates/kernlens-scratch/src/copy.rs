@@ -20,6 +20,7 @@ use crate::policy::{ScratchPolicy, is_drift_source};
 
 /// One source file under a git-excluded directory, recorded so later edits to it are reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct DriftEntry {
     /// Path relative to the worktree, `/`-separated.
     pub rel: String,

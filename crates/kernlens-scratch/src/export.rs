@@ -35,11 +35,24 @@ impl ExportRequest {
     pub fn new(best: Option<String>, out_dir: Option<PathBuf>) -> ExportRequest {
         ExportRequest { best, out_dir }
     }
+
+    /// The same request exporting commit `best` (or the worktree, for `None`).
+    pub fn with_best(mut self, best: Option<String>) -> Self {
+        self.best = best;
+        self
+    }
+
+    /// The same request writing into `out_dir` (or the default, for `None`).
+    pub fn with_out_dir(mut self, out_dir: Option<PathBuf>) -> Self {
+        self.out_dir = out_dir;
+        self
+    }
 }
 
 /// How an excluded source file drifted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DriftState {
     /// Size or mtime differ from prepare time.
     Changed,
@@ -51,6 +64,7 @@ pub enum DriftState {
 
 /// One edit under an excluded path: reported, copied, never in the patch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct DriftItem {
     /// Path relative to the worktree.
     pub path: String,

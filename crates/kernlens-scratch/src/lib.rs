@@ -14,7 +14,7 @@
 //!   accepts, and a drift report for edits under excluded paths.
 //! - [`sweep()`](sweep::sweep) reclaims relocated sessions whose owner (the process that uses
 //!   the worktree, not the short-lived CLI) provably died longer ago than a grace period, or
-//!   that were [`release`](prepare::release)d, and never touches anything without our marker
+//!   that were [`release`]d, and never touches anything without our marker
 //!   ([`owner`]).
 //! - Nothing is written through a link the crate did not create: directories below a root are
 //!   made with `mkdirat`/`openat(O_NOFOLLOW)` at mode 0700, files through a temp file and a
@@ -24,9 +24,7 @@
 //! [`policy`].
 //!
 //! ```
-//! use kernlens_scratch::changes::changes;
-//! use kernlens_scratch::location::LocationRequest;
-//! use kernlens_scratch::prepare::{PrepareRequest, prepare};
+//! use kernlens_scratch::{LocationRequest, PrepareRequest, changes, prepare};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let tmp = tempfile::tempdir()?;
@@ -71,3 +69,15 @@ mod tracked;
 pub mod workspace;
 
 pub use error::{Error, GitCause};
+
+// The common path at the root, so a caller needs one import line; the modules
+// keep the rest (policy lists, owner markers, layout and patch parts).
+pub use changes::{Change, ChangeStatus, CommitId, changes};
+pub use export::{DriftItem, DriftState, ExportReport, ExportRequest, export};
+pub use location::{LocationRequest, ScratchEnv};
+pub use mounts::MountTable;
+pub use owner::{LivenessProbe, OwnerMarker, SystemProbe};
+pub use policy::{GitBackend, ScratchPolicy};
+pub use prepare::{PrepareRequest, discard, prepare, prepare_with, release};
+pub use sweep::{SweepOptions, SweepReport, sweep};
+pub use workspace::Workspace;

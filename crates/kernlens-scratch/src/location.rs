@@ -44,6 +44,24 @@ impl ScratchEnv {
         }
     }
 
+    /// The same environment with `KERNLENS_LOCAL_SCRATCH_ROOT` as set (or unset).
+    pub fn with_local_root_override(mut self, value: Option<String>) -> Self {
+        self.local_root_override = value;
+        self
+    }
+
+    /// The same environment with `XDG_CACHE_HOME` as set (or unset).
+    pub fn with_xdg_cache_home(mut self, value: Option<String>) -> Self {
+        self.xdg_cache_home = value;
+        self
+    }
+
+    /// The same environment with `HOME` as set (or unset).
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
     /// Set the users' home directories (see [`passwd_homes`]).
     pub fn with_home_dirs(mut self, home_dirs: Vec<PathBuf>) -> Self {
         self.home_dirs = home_dirs;

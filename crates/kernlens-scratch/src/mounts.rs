@@ -10,6 +10,7 @@ use crate::policy::ScratchPolicy;
 
 /// One mount: where, and of which type.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Mount {
     /// Mount point with octal escapes decoded and no trailing `/` (except `/` itself).
     pub mount_point: Vec<u8>,
@@ -19,6 +20,7 @@ pub struct Mount {
 
 /// A parsed mount table, in file order (later lines are higher on a mount stack).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MountTable {
     /// The mounts in table order.
     pub mounts: Vec<Mount>,

@@ -48,6 +48,9 @@ pub struct PrepareRequest {
     /// Grace period and clock for the sweep a relocated claim runs.
     pub sweep: SweepOptions,
     /// Test hook: fail right after the copy, to prove a failed build leaves nothing behind.
+    /// Only with the hidden `test-hooks` feature; not public API.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
     pub fail_after_copy: bool,
 }
 
@@ -65,8 +68,39 @@ impl PrepareRequest {
             mounts: MountTable::default(),
             owner: None,
             sweep: SweepOptions::default(),
+            #[cfg(feature = "test-hooks")]
             fail_after_copy: false,
         }
+    }
+
+    /// Copy this repository directory whole instead of the package.
+    pub fn with_repo_hint(mut self, repo: Option<PathBuf>) -> Self {
+        self.repo_hint = repo;
+        self
+    }
+
+    /// Use this baseline branch (`None` generates one).
+    pub fn with_branch(mut self, branch: Option<String>) -> Self {
+        self.branch = branch;
+        self
+    }
+
+    /// Prepare under this policy.
+    pub fn with_policy(mut self, policy: ScratchPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Place the local scratch root by these environment values.
+    pub fn with_env(mut self, env: ScratchEnv) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Detect network output with this mount table.
+    pub fn with_mounts(mut self, mounts: MountTable) -> Self {
+        self.mounts = mounts;
+        self
     }
 
     /// Record `owner` as the session's owner instead of this process.
@@ -203,6 +237,7 @@ fn build_into(
     me: OwnerMarker,
 ) -> Result<Built, Error> {
     let copied = copy_layout(layout, partial, &request.policy)?;
+    #[cfg(feature = "test-hooks")]
     if request.fail_after_copy {
         return Err(Error::io(
             "continue after copying into",

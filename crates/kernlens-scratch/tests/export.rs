@@ -138,6 +138,7 @@ fn x3_changes_match_git_name_status_on_a_copy() {
                 ChangeStatus::Deleted => "D",
                 ChangeStatus::Modified | ChangeStatus::ModeChanged => "M",
                 ChangeStatus::TypeChanged => "T",
+                _ => "?",
             };
             (p.clone(), letter.to_owned())
         })

@@ -299,22 +299,14 @@ fn z6_the_spared_session_is_kept_even_when_its_marker_is_dead() {
 fn z7_concurrent_marker_rewrites_never_expose_a_partial_marker() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
-    OwnerMarker {
-        pid: 1,
-        starttime: 1,
-    }
-    .write_to(&dir)
-    .unwrap();
+    OwnerMarker::new(1, 1).write_to(&dir).unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| {
             for i in 0..10_000u64 {
-                OwnerMarker {
-                    pid: 1 + (i % 4_000_000) as u32,
-                    starttime: i * 1_000_003,
-                }
-                .write_to(&dir)
-                .unwrap();
+                OwnerMarker::new(1 + (i % 4_000_000) as u32, i * 1_000_003)
+                    .write_to(&dir)
+                    .unwrap();
             }
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
         });
