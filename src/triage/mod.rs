@@ -4,16 +4,16 @@
 //! [`Triage`] only composes the stages, in the order their data flows:
 //!
 //! 1. **trace** reads the trace once; the same pass feeds locate's launcher
-//!    index through the trace observer (locate.md §10.2);
+//!    index through the trace observer (locate.md "Launcher evidence from traces: Building the index");
 //! 2. **gate** decides on that analysis, its graph guard answering from the
 //!    analysis' whole-trace coverage block, so the trace is not read again
-//!    (gate.md §4.2);
+//!    (gate.md "High-idle gate with graph guard: The probe must read the raw, un-split trace");
 //! 3. **locate** finds every hot kernel's source in one `locate_many` batch
 //!    (skipped when the gate suppresses: no tree is walked for rows that are
 //!    held back);
 //! 4. **ident** groups the rows by operator identity, which includes the
-//!    located file, so locating comes first (ident.md §8);
-//! 5. **gate** states each group's rewrite-route verdict (gate.md §9).
+//!    located file, so locating comes first (ident.md "Task groups");
+//! 5. **gate** states each group's rewrite-route verdict (gate.md "Rewrite-route eligibility policy").
 //!
 //! Rows whose source was not found (vendor-library kernels such as
 //! `nvjet_*`, or no search root at all) are still listed, each as a group of
@@ -50,7 +50,7 @@ pub struct TriageOptions {
     /// Apply the gate's verdict. When false the verdict is still computed
     /// and reported, but a suppressing verdict holds nothing back.
     pub apply_gate: bool,
-    /// The operator opted in to the rewrite route (gate.md §9).
+    /// The operator opted in to the rewrite route (gate.md "Rewrite-route eligibility policy").
     pub rewrite_opt_in: bool,
     /// An explicit per-attempt budget in minutes; the policy default when `None`.
     pub rewrite_budget_minutes: Option<u32>,
@@ -481,7 +481,7 @@ fn rewrite_route(
 }
 
 impl GroupSource {
-    /// The source fields of a locate result (locate.md §11).
+    /// The source fields of a locate result (locate.md "Result record").
     fn from_result(result: &LocateResult) -> GroupSource {
         GroupSource {
             found: result.found,

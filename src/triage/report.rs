@@ -61,7 +61,7 @@ pub struct TriageGroup {
     pub kernels: Vec<String>,
     /// Where the primary kernel is defined, or why it was not found.
     pub source: GroupSource,
-    /// The rewrite-route verdict, eligible or declined (gate.md §9).
+    /// The rewrite-route verdict, eligible or declined (gate.md "Rewrite-route eligibility policy").
     pub rewrite_route: RewriteVerdict,
     /// The primary kernel's whole locate answer (candidates, launcher
     /// evidence); not part of the JSON document.
@@ -86,13 +86,13 @@ pub struct GroupSource {
     pub line: Option<usize>,
     /// The function defined or enclosing.
     pub function: Option<String>,
-    /// The source kind (locate.md §9.1).
+    /// The source kind (locate.md "Source kind: Labels").
     pub kind: SourceKind,
     /// How it was found (`not_found` when it was not).
     pub method: Method,
     /// Why it was not found (`None` when found); see [`Unlocated`].
     pub reason: Option<Unlocated>,
-    /// What the answer rests on (locate.md §11); `found` only for
+    /// What the answer rests on (locate.md "Result record"); `found` only for
     /// `definition`, `composed` and `launcher`.
     pub confidence: Confidence,
 }

@@ -1,4 +1,4 @@
-//! The rewrite-route eligibility policy (gate.md §9): may a kernel attempt
+//! The rewrite-route eligibility policy (gate.md "Rewrite-route eligibility policy"): may a kernel attempt
 //! take the FlyDSL rewrite route (port the kernel, then apply it back)?
 //!
 //! The verdict is `#[must_use]` and is meant to be rendered by every report

@@ -1,4 +1,4 @@
-//! The rewrite-route eligibility policy (gate.md §9; scenarios 36–45).
+//! The rewrite-route eligibility policy (gate.md "Rewrite-route eligibility policy"; scenarios 36–45).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kernlens_gate::rewrite::{

@@ -1,4 +1,4 @@
-//! Task groups (§8): trace rows that share an operator identity.
+//! Task groups (ident.md "Task groups"): trace rows that share an operator identity.
 
 use std::path::PathBuf;
 
@@ -223,7 +223,7 @@ struct CleanRow {
     share: Option<f64>,
 }
 
-/// Groups rows by operator identity (§8.2).
+/// Groups rows by operator identity (ident.md "Task groups: Rules").
 ///
 /// ```
 /// use kernlens_ident::{GroupOptions, TraceRow, group_rows};

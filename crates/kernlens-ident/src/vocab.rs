@@ -63,7 +63,7 @@ const fn concat<const N: usize>(groups: &[&[&'static str]]) -> [&'static str; N]
 /// (type stubs name the Python function a kernel is launched from).
 pub(crate) const EXTRA_REFERENCE_EXTENSIONS: &[&str] = &[".pyi"];
 
-/// Leading words removed as a return type (spec §4.4). Other return types are
+/// Leading words removed as a return type (ident.md "The key pipeline: Return-type words"). Other return types are
 /// recognised by shape after signature stripping.
 pub const RETURN_TYPE_WORDS: &[&str] = &[
     "void", "bool", "int", "unsigned", "signed", "long", "short", "char", "float", "double",
@@ -71,7 +71,7 @@ pub const RETURN_TYPE_WORDS: &[&str] = &[
 ];
 
 /// Lower-cased names of the runtime and driver launch APIs. A trace row with
-/// one of these names is a launch event, never a kernel (spec §4.7).
+/// one of these names is a launch event, never a kernel (ident.md "The key pipeline: Whitespace, non-empty rule and fixpoint").
 pub const RUNTIME_API_NAMES: &[&str] = &[
     "cudagraphlaunch",
     "cudalaunchcooperativekernel",
@@ -90,7 +90,7 @@ pub const RUNTIME_API_NAMES: &[&str] = &[
     "hipmodulelaunchkernel",
 ];
 
-/// Values that stand for "no source" in a source column (spec §7), compared
+/// Values that stand for "no source" in a source column (ident.md "Source references"), compared
 /// lower-cased with inner whitespace collapsed.
 pub const SOURCE_PLACEHOLDERS: &[&str] = &[
     "-",
@@ -107,7 +107,7 @@ pub const SOURCE_PLACEHOLDERS: &[&str] = &[
 ];
 
 /// Clone-suffix words a compiler appends after a dot (`.cold`, `.isra.0`);
-/// for unmangled names only these are removed (spec §4.3).
+/// for unmangled names only these are removed (ident.md "The key pipeline: Suffixes").
 pub(crate) const CLONE_SUFFIX_WORDS: &[&str] = &[
     "cold",
     "isra",
@@ -119,10 +119,10 @@ pub(crate) const CLONE_SUFFIX_WORDS: &[&str] = &[
     "intern",
 ];
 
-/// Qualifiers that may follow a parameter list or end a signature (spec §4.6).
+/// Qualifiers that may follow a parameter list or end a signature (ident.md "The key pipeline: Signature stripping").
 pub(crate) const SIGNATURE_QUALIFIERS: &[&str] = &["const", "volatile", "noexcept", "&&", "&"];
 
-/// C++ operator symbols, longest first so the longest match wins (spec §4.6).
+/// C++ operator symbols, longest first so the longest match wins (ident.md "The key pipeline: Signature stripping").
 pub(crate) const OPERATOR_SYMBOLS: &[&str] = &[
     "<=>", "<<=", ">>=", "->*", "()", "[]", "<<", ">>", "<=", ">=", "->", "==", "!=", "&&", "||",
     "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<", ">", "+", "-", "*", "/", "%",

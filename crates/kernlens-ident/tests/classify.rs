@@ -1,4 +1,4 @@
-//! Category and vendor scenarios C1–C17 (§13.7).
+//! Category and vendor scenarios C1–C17 (ident.md "Acceptance scenarios: Category and vendor extras").
 
 use kernlens_ident::{Category, VendorLib, classify, vendor_of};
 

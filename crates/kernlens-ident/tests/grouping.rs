@@ -1,4 +1,4 @@
-//! Task grouping scenarios G1–G13 and B1–B8 (§13.6).
+//! Task grouping scenarios G1–G13 and B1–B8 (ident.md "Acceptance scenarios: Grouping").
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! Identity keys K1–K7 (§13.4) and source references F1–F4 (§13.5).
+//! Identity keys K1–K7 (ident.md "Acceptance scenarios: Identity keys") and source references F1–F4 (ident.md "Acceptance scenarios: Source references").
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! Acceptance scenarios I1–I38 of the spec (§13.1, §13.2): both keys of
+//! Acceptance scenarios I1–I38 of the spec (ident.md "Acceptance scenarios: Pipeline inputs from the study", ident.md "Acceptance scenarios: Further pipeline cases"): both keys of
 //! every input, including where the key deliberately departs from the
 //! original system's quirks.
 

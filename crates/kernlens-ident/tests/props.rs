@@ -1,4 +1,4 @@
-//! Properties P1–P9 of the key pipeline (§12).
+//! Properties P1–P9 of the key pipeline (ident.md "Properties").
 
 use kernlens_ident::{
     KeyMemo, RETURN_TYPE_WORDS, clean_name, is_mangled, keys, native_key, python_key,

@@ -1,5 +1,5 @@
 //! Real kernel names from the bundled H200 captures (fixtures/traces): scenarios
-//! R1–R18 (§13.3), the reviewed key table of every distinct kernel name
+//! R1–R18 (ident.md "Acceptance scenarios: Real names from the H200 fixtures"), the reviewed key table of every distinct kernel name
 //! (fixtures/kernel_keys.tsv), and idempotence over every name of every trace. The
 //! third-party traces' names are checked against the table in public_traces.rs.
 

@@ -1,4 +1,4 @@
-//! Definition or mention (§7): for a hit file and a keyword, the strongest
+//! Definition or mention (locate.md "What a hit proves"): for a hit file and a keyword, the strongest
 //! hit, its line, the enclosing function and the reason code.
 
 use std::path::Path;

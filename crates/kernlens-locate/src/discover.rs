@@ -1,4 +1,4 @@
-//! Discovery of installed framework packages without running Python (§3.1):
+//! Discovery of installed framework packages without running Python (locate.md "Search roots: Sources, in this order"):
 //! site directories are found from environment values handed in by the
 //! caller, and `.pth` files are read as data, never executed.
 
@@ -107,7 +107,7 @@ pub(crate) struct Found {
     pub package: &'static str,
 }
 
-/// The site directories of §3.1, in order (duplicates are harmless: roots
+/// The site directories of locate.md "Search roots: Sources, in this order", in order (duplicates are harmless: roots
 /// are de-duplicated later).
 pub(crate) fn site_dirs(env: &DiscoveryEnv) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! Source kinds (§9): what sort of source a kernel comes from, decided from
+//! Source kinds (locate.md "Source kind"): what sort of source a kernel comes from, decided from
 //! its name, its path and the first bytes of the file.
 
 use std::io::Read;
@@ -187,7 +187,7 @@ pub fn source_kind_for(name: &str, path: Option<&Path>, ctx: &KindContext) -> So
     SourceKind::Unknown
 }
 
-/// The base name (§6.2) of a traced name, or the name itself when it has none.
+/// The base name (locate.md "Keywords: Base name, shape and scope") of a traced name, or the name itself when it has none.
 fn traced_symbol(name: &str) -> String {
     let plan = keywords_for(name);
     if !plan.base.is_empty() {
@@ -197,7 +197,7 @@ fn traced_symbol(name: &str) -> String {
     base_and_qualifier(&key).0.to_owned()
 }
 
-/// The core of a symbol for Triton def matching (§9.3).
+/// The core of a symbol for Triton def matching (locate.md "Source kind: The Python scanner").
 pub fn core_of(name: &str) -> String {
     let cut = name
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

@@ -1,4 +1,4 @@
-//! Launcher evidence (§10): the Python frame that launched each kernel,
+//! Launcher evidence (locate.md "Launcher evidence from traces"): the Python frame that launched each kernel,
 //! from a `with_stack` trace's kernel, launch and `python_function` events.
 //! This module never parses JSON; events come from the trace crate's
 //! observer (feature `trace`) or any other source through [`LauncherIndex::from_events`].
@@ -471,7 +471,7 @@ pub(crate) fn parse_frame(name: &str) -> Option<(&str, usize, &str)> {
     None
 }
 
-/// Resolves a frame path against the roots (§10.3).
+/// Resolves a frame path against the roots (locate.md "Launcher evidence from traces: Resolving the frame path").
 pub(crate) fn resolve_frame_path(frame: &str, roots: &[PathBuf]) -> Option<PathBuf> {
     let p = Path::new(frame);
     if p.is_relative() {

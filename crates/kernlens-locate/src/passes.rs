@@ -1,4 +1,4 @@
-//! The pass driver (§8.2): primary, sub-window and prefix passes in order,
+//! The pass driver (locate.md "Ranking and the pass driver: Passes and confidence"): primary, sub-window and prefix passes in order,
 //! and the rendering of the winner into a result record.
 
 use std::path::{Path, PathBuf};

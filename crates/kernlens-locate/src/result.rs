@@ -1,4 +1,4 @@
-//! The explainable result record (§11).
+//! The explainable result record (locate.md "Result record").
 
 use std::path::PathBuf;
 
@@ -73,7 +73,7 @@ impl Serialize for NotFound {
 /// The `reason` code of a result whose best file only mentions the name.
 pub const MENTION_ONLY: &str = NotFound::MentionOnly.as_str();
 
-/// What the answer rests on (locate.md §11). Only the first three make a
+/// What the answer rests on (locate.md "Result record"). Only the first three make a
 /// result `found`: a file that merely mentions a name does not prove it
 /// holds the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -113,7 +113,7 @@ impl Confidence {
     }
 }
 
-/// The §8.1 sort components of one candidate (lower is better), plus the
+/// The locate.md "Ranking and the pass driver: Sort key" sort components of one candidate (lower is better), plus the
 /// prefix-pass scores.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -176,7 +176,7 @@ pub struct Candidate {
 pub struct LauncherReport {
     /// The frame path as the trace records it.
     pub path: String,
-    /// The frame path resolved on this machine (§10.3), or null.
+    /// The frame path resolved on this machine (locate.md "Launcher evidence from traces: Resolving the frame path"), or null.
     #[serde(serialize_with = "crate::path_json::lossy")]
     pub resolved_path: Option<PathBuf>,
     /// The frame's line.

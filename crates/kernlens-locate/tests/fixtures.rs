@@ -1,4 +1,4 @@
-//! End-to-end scenarios on the built fixture trees (locate.md §13.2, §13.4).
+//! End-to-end scenarios on the built fixture trees (locate.md "Acceptance scenarios: End to end on built fixtures", locate.md "Acceptance scenarios: Kinds").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,4 +1,4 @@
-//! Keyword plans of locate.md §13.1 (S1–S10c).
+//! Keyword plans of locate.md "Acceptance scenarios: Keyword plans" (S1–S10c).
 
 use kernlens_locate::{NameShape, Refusal, keywords_for};
 
@@ -71,7 +71,7 @@ fn demangled_and_inductor_names_plan_no_guesses_but_bare_ones_do() {
 fn a_cxx_names_trailing_underscore_is_one_spelling_tried_first() {
     let plan = keywords_for("void k_sml_<float>(float*, int)");
     assert_eq!(plan.primary, v(&["k_sml_", "k_sml"]));
-    // A bare name keeps §6.3's strip.
+    // A bare name keeps locate.md "Keywords: Primary keywords"'s strip.
     assert_eq!(keywords_for("py_kernel_").primary, v(&["py_kernel"]));
 }
 

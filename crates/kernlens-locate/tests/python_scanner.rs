@@ -1,4 +1,4 @@
-//! The Python scanner's acceptance cases (locate.md §9.3, P1–P12), checked
+//! The Python scanner's acceptance cases (locate.md "Source kind: The Python scanner", P1–P12), checked
 //! through `scan_python` and, for the kind outcome, `source_kind_for` on a
 //! real file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

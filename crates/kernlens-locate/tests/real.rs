@@ -1,4 +1,4 @@
-//! Real names on real code (locate.md §13.5): `gen_traces.py` and the
+//! Real names on real code (locate.md "Acceptance scenarios: Real H200 names and traces"): `gen_traces.py` and the
 //! inductor sources behind the H200 fixtures, with launcher evidence read
 //! from the real traces through kernlens-trace's observer.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

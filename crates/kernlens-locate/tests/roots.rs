@@ -1,4 +1,4 @@
-//! Search roots (locate.md §13.3, N1–N11) on real temp directories.
+//! Search roots (locate.md "Acceptance scenarios: Roots", N1–N11) on real temp directories.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
