@@ -376,7 +376,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn x6_exclude_appends_missing_once_and_is_idempotent() {
+    fn exclude_appends_missing_once_and_is_idempotent() {
         let tmp = tempfile::tempdir().unwrap();
         let git = tmp.path();
         std::fs::create_dir_all(git.join("info")).unwrap();

@@ -73,7 +73,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn w11_protected_and_empty_branches_are_refused() {
+    fn protected_and_empty_branches_are_refused() {
         let p = ScratchPolicy::default();
         for b in ["main", "master", "refs/heads/main", "", "refs/heads/"] {
             let err = check_branch(b, &p).unwrap_err();

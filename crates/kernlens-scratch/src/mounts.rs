@@ -164,7 +164,7 @@ mod tests {
     }
 
     #[test]
-    fn w12_longest_prefix_on_component_boundaries() {
+    fn longest_prefix_on_component_boundaries() {
         let t = table();
         assert_eq!(t.fs_type_of_resolved(b"/mnt/x").as_deref(), Some("nfs4"));
         assert_eq!(
@@ -176,7 +176,7 @@ mod tests {
     }
 
     #[test]
-    fn w12_later_line_wins_on_a_mount_stack() {
+    fn later_line_wins_on_a_mount_stack() {
         let t = MountTable::parse(
             "rootfs / ext4 rw 0 0\nsrv:/e /mnt nfs4 rw 0 0\ntmpfs /mnt tmpfs rw 0 0\n",
         );
@@ -218,7 +218,7 @@ mod tests {
     }
 
     #[test]
-    fn w13_unreadable_table_means_local() {
+    fn unreadable_table_means_local() {
         let t = MountTable::read(Path::new("/nonexistent/kernlens/mounts"));
         assert!(t.mounts.is_empty());
         assert_eq!(t.fs_type_of(Path::new("/tmp")), None);
