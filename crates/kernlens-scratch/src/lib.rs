@@ -59,7 +59,13 @@ pub mod mounts;
 mod nofollow;
 pub mod owner;
 mod pack;
+// The patch writer's parts (unified hunks, base85, path quoting) are public only with the
+// hidden `fuzzing` feature, for the crate's property tests and fuzz/; export writes the patch.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod patch;
+#[cfg(not(feature = "fuzzing"))]
+mod patch;
 mod pattern;
 pub mod policy;
 pub mod prepare;
