@@ -1,4 +1,4 @@
-//! Criterion benches of the trace reader (issue 3, trace.md §19).
+//! Criterion benches of the trace reader (issue 3, trace.md "Performance goals").
 //!
 //! Inputs are generated at bench time by the trace scaler from the real
 //! `graph_many.json.gz` (GPU-heavy) and `eager.json.gz` (CPU-heavy) captures and cached

@@ -8,7 +8,16 @@
 //! alone, so a tool can depend on just the one it needs. The `kernlens` binary (feature
 //! `cli`, on by default) composes them; library users can turn default features off.
 //!
+//! # Features
+//!
+//! - `trace`, `ident`, `locate`, `gate`, `scratch`: re-export that stage crate (as
+//!   `kernlens::trace`, …) and pull only its dependencies;
+//! - `report`: the HTML page of an analysis (`kernlens::report`, over trace and gate);
+//! - `triage`: every stage plus [`Triage`] (the pipeline over one trace) and [`diff`];
+//! - `cli` (default): `triage`, `report`, the `kernlens` binary and [`output`].
+//!
 //! ```
+//! # #[cfg(feature = "trace")] {
 //! use kernlens::trace::{analyze, Options, TraceSource};
 //!
 //! let source = TraceSource::from_bytes(
@@ -17,39 +26,59 @@
 //! );
 //! let analysis = analyze(&source, &Options::default())?;
 //! assert_eq!(analysis.kernels[0].name, "gemm");
-//! # Ok::<(), kernlens::trace::TraceError>(())
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 /// Reading traces: timeline, busy/idle, hot kernels, graph-replay coverage, windows, split.
+#[cfg(feature = "trace")]
 pub use kernlens_trace as trace;
 
 /// Kernel identity: keys, operator identities, task groups, categories.
+#[cfg(feature = "ident")]
 pub use kernlens_ident as ident;
 
 /// Locating kernel sources: the file that defines each kernel, its kind and the evidence.
+#[cfg(feature = "locate")]
 pub use kernlens_locate as locate;
 
 /// Gates between a trace summary and kernel work: idle/compute gates, lane guard, rewrite route.
+#[cfg(feature = "gate")]
 pub use kernlens_gate as gate;
 
 /// Scratch workspaces: a git-tracked copy of a package for kernel rewrites, and the patch back.
+#[cfg(feature = "scratch")]
 pub use kernlens_scratch as scratch;
 
-/// Files the CLI writes outside scratch: temp file, fsync, rename; never the input, never through a link.
+/// The HTML page of an analysis: a binned busy/idle timeline, tables and the gate verdict.
+#[cfg(feature = "report")]
+pub use kernlens_report as report;
+
+// Files the CLI writes outside scratch: temp file, fsync, rename; never the input, never
+// through a link. (Documented by its own `//!` page: an outer doc comment here would make
+// rustdoc resolve that page's links from the crate root.)
+#[cfg(feature = "cli")]
 pub mod output;
 
 /// Two traces compared by operator identity: did the change help (`kernlens diff`).
+#[cfg(feature = "triage")]
 pub mod diff;
 
+#[cfg(feature = "triage")]
 pub mod triage;
 
 /// The triage pipeline: [`Triage`] composes every stage over one trace.
+#[cfg(feature = "triage")]
 pub use triage::Triage;
 /// Why a triage could not run.
+#[cfg(feature = "triage")]
 pub use triage::TriageError;
 /// One listed task group of a [`TriageReport`].
+#[cfg(feature = "triage")]
 pub use triage::TriageGroup;
 /// What [`Triage`] reads, gates and groups with.
+#[cfg(feature = "triage")]
 pub use triage::TriageOptions;
 /// What one triage found; serialises as the `kernlens.triage/1` document.
+#[cfg(feature = "triage")]
 pub use triage::TriageReport;

@@ -1,6 +1,6 @@
 //! `kernlens gate` end to end: the real binary over real and derived traces,
-//! with thresholds from flags and from the environment (cli.md, gate.md §3,
-//! §6, §10).
+//! with thresholds from flags and from the environment (cli.md, gate.md "Thresholds",
+//! gate.md "Combined evaluation", gate.md "JSON shapes").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/trace_files.rs"]

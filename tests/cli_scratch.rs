@@ -182,7 +182,7 @@ fn network_output_is_relocated_under_the_override_root() {
 }
 
 #[test]
-fn x1_x8_create_edit_diff_without_any_git_on_path() {
+fn create_edit_diff_without_any_git_on_path() {
     let tmp = tempfile::tempdir().unwrap();
     let src = package(tmp.path());
     let output = tmp.path().join("runs/sess/att");
@@ -303,7 +303,7 @@ fn kill_mid_copy(args: &[&str], envs: &[(&str, &str)], scan: &Path, worktree: &P
 }
 
 #[test]
-fn z2_a_create_killed_mid_copy_leaves_a_partial_that_the_next_create_removes() {
+fn a_create_killed_mid_copy_leaves_a_partial_that_the_next_create_removes() {
     let tmp = tempfile::tempdir().unwrap();
     let src = big_package(tmp.path(), 6000);
     let before = digest(&tmp.path().join("site-packages"));
@@ -385,7 +385,7 @@ fn a_relocated_create_killed_mid_copy_is_recovered_and_nothing_foreign_changes()
 }
 
 #[test]
-fn z5_two_processes_creating_one_attempt_one_wins_the_other_collides() {
+fn two_processes_creating_one_attempt_one_wins_the_other_collides() {
     let tmp = tempfile::tempdir().unwrap();
     let src = big_package(tmp.path(), 300);
     let output = tmp.path().join("runs/sess/att");
@@ -420,7 +420,7 @@ fn z5_two_processes_creating_one_attempt_one_wins_the_other_collides() {
 }
 
 #[test]
-fn z3_a_sweep_killed_mid_deletion_is_resumed_by_the_next_sweep() {
+fn a_sweep_killed_mid_deletion_is_resumed_by_the_next_sweep() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     let mut caught = false;

@@ -143,7 +143,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     enc.finish().unwrap()
 }
 
-/// The damaged traces of the reader's own tests (trace.md §5.3, scenarios 13–20), rebuilt from
+/// The damaged traces of the reader's own tests (trace.md "Streaming reader and error semantics: Element loop", scenarios 13–20), rebuilt from
 /// the first events of the real eager trace and run through the fuzz check: cut mid-object,
 /// cut after a complete object, a malformed object, a bare number, gzip without its tail, gzip
 /// with a broken header, bytes after the closing bracket.

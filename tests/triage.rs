@@ -150,7 +150,10 @@ fn vendor_library_kernels_are_listed_not_found_with_the_reason() {
         assert!(!group.source.found);
         assert_eq!(group.source.path, None);
         assert_eq!(group.source.kind, SourceKind::VendorBinary);
-        assert_eq!(group.source.reason.as_deref(), Some("vendor_binary"));
+        assert_eq!(
+            group.source.reason.map(|r| r.as_str()),
+            Some("vendor_binary")
+        );
         assert_eq!(group.identity_key, None);
         assert_eq!(
             group.rewrite_route.reason(),
@@ -366,7 +369,7 @@ fn without_any_root_everything_but_the_sources_is_reported() {
         } else {
             "no_search_roots"
         };
-        assert_eq!(group.source.reason.as_deref(), Some(expected));
+        assert_eq!(group.source.reason.map(|r| r.as_str()), Some(expected));
     }
     assert_rows_accounted_for(&report);
 }
@@ -392,14 +395,18 @@ fn the_trace_is_read_once_even_from_a_one_shot_reader() {
 fn triage_is_deterministic_across_runs_and_pipelines() {
     let (_tmp, cache) = inductor_cache();
     let dirs: [&Path; 2] = [&fixture_src(), &cache];
-    let first = triage(&shared("compiled_ro.json.gz"), &dirs, all_rows()).to_json();
-    let second = triage(&shared("compiled_ro.json.gz"), &dirs, all_rows()).to_json();
+    let first = triage(&shared("compiled_ro.json.gz"), &dirs, all_rows())
+        .to_json()
+        .unwrap();
+    let second = triage(&shared("compiled_ro.json.gz"), &dirs, all_rows())
+        .to_json()
+        .unwrap();
     assert_eq!(first, second);
     // The same pipeline again, served from the locator's cache.
     let mut pipeline = Triage::new(roots(&dirs), all_rows()).unwrap();
     let source = || TraceSource::open(shared("compiled_ro.json.gz")).unwrap();
-    let a = pipeline.run(&source()).unwrap().to_json();
-    let b = pipeline.run(&source()).unwrap().to_json();
+    let a = pipeline.run(&source()).unwrap().to_json().unwrap();
+    let b = pipeline.run(&source()).unwrap().to_json().unwrap();
     assert_eq!(a, first);
     assert_eq!(b, first);
 }
@@ -435,7 +442,7 @@ fn rewrite_budget_and_opt_in_reach_every_verdict() {
 #[test]
 fn json_document_embeds_the_summary_and_the_gate_in_contract_order() {
     let report = triage(&eager(), &[&fixture_src()], TriageOptions::default());
-    let doc = report.to_json();
+    let doc = report.to_json().unwrap();
     let keys: Vec<&str> = doc
         .as_object()
         .unwrap()

@@ -156,7 +156,7 @@ fn gunzip_lossy(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Kernel keys on arbitrary UTF-8 (ident.md §12 P1, P2, P3, P5, P8, P9).
+/// Kernel keys on arbitrary UTF-8 (ident.md "Properties" P1, P2, P3, P5, P8, P9).
 pub fn ident_keys(data: &[u8]) {
     if let Ok(name) = std::str::from_utf8(data) {
         check_keys(name);
@@ -672,7 +672,7 @@ pub fn rank_files(data: &[u8]) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-/// The rank tag as trace.md §4.2 words it (`rank[_-]?(\d+)`, case-insensitive, first match,
+/// The rank tag as trace.md "Input resolution: Directory selection" words it (`rank[_-]?(\d+)`, case-insensitive, first match,
 /// on the file name), written independently of the reader: the digits, as text.
 fn reference_rank_tag(name: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
@@ -768,9 +768,13 @@ pub fn trace_ranks(data: &[u8]) {
             }
         }
     } else {
-        // No eligible file is tagged: the one file §4.2 chooses (which may be a tagged
+        // No eligible file is tagged: the one file trace.md "Input resolution: Directory selection" chooses (which may be a tagged
         // `merged-*` file or sidecar, whose rank it then reports).
-        assert_eq!(report.ranks.len(), 1, "no rank tag: the one §4.2 file");
+        assert_eq!(
+            report.ranks.len(),
+            1,
+            "no rank tag: the one file directory selection picks"
+        );
     }
     // Numbered entries ascend without repeats, and the untagged failures come last.
     let numbered: Vec<u64> = report.ranks.iter().filter_map(|e| e.rank).collect();

@@ -203,7 +203,7 @@ fn table(results: &[LocateResult]) -> String {
             let source = match (&r.path, r.line) {
                 (Some(p), Some(l)) => format!("{}:{l}", p.display()),
                 (Some(p), None) => p.display().to_string(),
-                _ => format!("not found ({})", reason_shown(r.reason.as_deref())),
+                _ => format!("not found ({})", reason_shown(r.reason.map(|r| r.as_str()))),
             };
             [
                 r.kind.as_str().to_owned(),

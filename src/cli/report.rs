@@ -169,7 +169,7 @@ fn group_row(g: &TriageGroup) -> TaskGroupRow {
         (Some(p), None) if g.source.found => shown_path(p),
         _ => format!(
             "not found ({})",
-            super::locate::reason_shown(Some(g.source.reason.as_deref().unwrap_or("no_match")))
+            super::locate::reason_shown(Some(g.source.reason.map_or("no_match", |r| r.as_str())))
         ),
     };
     row.route = match g.rewrite_route.reason() {

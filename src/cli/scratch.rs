@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kernlens_scratch::PrepareError;
+use kernlens_scratch::Error;
 use kernlens_scratch::export::{ExportRequest, export};
 use kernlens_scratch::location::{LocationRequest, ScratchEnv, passwd_homes};
 use kernlens_scratch::mounts::MountTable;
@@ -351,10 +351,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                 }
                 Err(err) if err.is_refusal() => {
                     let refused = match &err {
-                        PrepareError::Collision { path } => {
+                        Error::Collision { path } => {
                             json!({"reason": "collision", "path": path})
                         }
-                        PrepareError::ProtectedBranch { name } => {
+                        Error::ProtectedBranch { name } => {
                             json!({"reason": "protected_branch", "name": name})
                         }
                         other => json!({"reason": "refused", "message": other.to_string()}),

@@ -382,7 +382,7 @@ fn table(groups: &[TriageGroup], baseline: Option<&kernlens::diff::TriageBaselin
                 _ => format!(
                     "not found ({})",
                     super::locate::reason_shown(Some(
-                        g.source.reason.as_deref().unwrap_or("no_match")
+                        g.source.reason.map_or("no_match", |r| r.as_str())
                     ))
                 ),
             };

@@ -4,16 +4,16 @@
 //! [`Triage`] only composes the stages, in the order their data flows:
 //!
 //! 1. **trace** reads the trace once; the same pass feeds locate's launcher
-//!    index through the trace observer (locate.md §10.2);
+//!    index through the trace observer (locate.md "Launcher evidence from traces: Building the index");
 //! 2. **gate** decides on that analysis, its graph guard answering from the
 //!    analysis' whole-trace coverage block, so the trace is not read again
-//!    (gate.md §4.2);
+//!    (gate.md "High-idle gate with graph guard: The probe must read the raw, un-split trace");
 //! 3. **locate** finds every hot kernel's source in one `locate_many` batch
 //!    (skipped when the gate suppresses: no tree is walked for rows that are
 //!    held back);
 //! 4. **ident** groups the rows by operator identity, which includes the
-//!    located file, so locating comes first (ident.md §8);
-//! 5. **gate** states each group's rewrite-route verdict (gate.md §9).
+//!    located file, so locating comes first (ident.md "Task groups");
+//! 5. **gate** states each group's rewrite-route verdict (gate.md "Rewrite-route eligibility policy").
 //!
 //! Rows whose source was not found (vendor-library kernels such as
 //! `nvjet_*`, or no search root at all) are still listed, each as a group of
@@ -28,14 +28,16 @@ use kernlens_gate::{
     GateInputs, GateReport, RewriteRequest, Thresholds, analysis_probe, evaluate,
     evaluate_rewrite_route,
 };
-use kernlens_ident::{GroupOptions, SourceRef, TraceRow, classify, group_rows};
+use kernlens_ident::{GroupOptions, SourceRef, TraceRow, group_rows};
 use kernlens_locate::{
     Confidence, KindContext, LauncherIndexBuilder, LauncherOptions, LocateError, LocateOptions,
     LocateResult, Locator, LocatorBuilder, Method, SearchRoot, source_kind_for,
 };
 use kernlens_trace::{Analysis, EventObserver, Options, TraceError, TraceSource};
 
-pub use report::{GroupSource, TRIAGE_SCHEMA, TriageGroup, TriageReport, not_found_reason};
+pub use report::{
+    GroupSource, TRIAGE_SCHEMA, TriageGroup, TriageReport, Unlocated, not_found_reason,
+};
 
 /// How [`Triage`] reads, gates and groups.
 #[derive(Debug, Clone)]
@@ -48,7 +50,7 @@ pub struct TriageOptions {
     /// Apply the gate's verdict. When false the verdict is still computed
     /// and reported, but a suppressing verdict holds nothing back.
     pub apply_gate: bool,
-    /// The operator opted in to the rewrite route (gate.md §9).
+    /// The operator opted in to the rewrite route (gate.md "Rewrite-route eligibility policy").
     pub rewrite_opt_in: bool,
     /// An explicit per-attempt budget in minutes; the policy default when `None`.
     pub rewrite_budget_minutes: Option<u32>,
@@ -75,6 +77,67 @@ impl Default for TriageOptions {
             kind: KindContext::default(),
             group: GroupOptions::default(),
         }
+    }
+}
+
+impl TriageOptions {
+    /// The defaults: 10 hot rows, default thresholds, the gate applied, no rewrite opt-in.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same options taking `top_k` hot rows (0 keeps all).
+    pub fn with_top_k(mut self, top_k: usize) -> Self {
+        self.top_k = top_k;
+        self
+    }
+
+    /// The same options with the gate's thresholds.
+    pub fn with_thresholds(mut self, thresholds: Thresholds) -> Self {
+        self.thresholds = thresholds;
+        self
+    }
+
+    /// The same options applying (or only reporting) the gate's verdict.
+    pub fn with_apply_gate(mut self, apply_gate: bool) -> Self {
+        self.apply_gate = apply_gate;
+        self
+    }
+
+    /// The same options with the operator's rewrite-route opt-in set or cleared.
+    pub fn with_rewrite_opt_in(mut self, opted_in: bool) -> Self {
+        self.rewrite_opt_in = opted_in;
+        self
+    }
+
+    /// The same options with an explicit per-attempt budget in minutes (or the policy default).
+    pub fn with_rewrite_budget_minutes(mut self, minutes: Option<u32>) -> Self {
+        self.rewrite_budget_minutes = minutes;
+        self
+    }
+
+    /// The same options with this many trace-reader threads (`None`: the rayon default).
+    pub fn with_threads(mut self, threads: Option<usize>) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// The same options taking launcher evidence this way.
+    pub fn with_launcher(mut self, launcher: LauncherOptions) -> Self {
+        self.launcher = launcher;
+        self
+    }
+
+    /// The same options with these cache directories marking runtime-generated sources.
+    pub fn with_kind_context(mut self, kind: KindContext) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The same options resolving relative source paths this way when grouping.
+    pub fn with_group(mut self, group: GroupOptions) -> Self {
+        self.group = group;
+        self
     }
 }
 
@@ -185,10 +248,10 @@ enum Sources {
 /// assert!(groups[0].rewrite_route.eligible());
 /// // The cuBLAS kernel is listed too, not found, with the reason.
 /// assert!(!groups[1].source.found);
-/// assert_eq!(groups[1].source.reason.as_deref(), Some("vendor_binary"));
+/// assert_eq!(groups[1].source.reason.map(|r| r.as_str()), Some("vendor_binary"));
 /// let listed: f64 = groups.iter().map(|g| g.share).sum();
 /// assert!((listed - 1.0).abs() < 1e-12);
-/// println!("{}", report.to_json());
+/// println!("{}", report.to_json()?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -357,8 +420,8 @@ impl Triage {
     }
 }
 
-/// Groups the hot rows by identity and lists every row without a source as
-/// a group of its own, all ordered and numbered by ident's rule (total time
+/// Groups the hot rows by identity, every row without a source listed as a
+/// group of its own; ident orders and numbers them all (total time
 /// descending, ties by first appearance; `tg001`, `tg002`, …).
 fn build_groups(
     analysis: &Analysis,
@@ -384,75 +447,35 @@ fn build_groups(
             }
         })
         .collect();
-    let grouping = group_rows(&rows, &options.group);
+    let grouping = group_rows(&rows, &options.group.clone().with_lone_rows(true));
     let row_of: HashMap<&str, usize> = kernels
         .iter()
         .enumerate()
         .map(|(index, kernel)| (kernel.name.as_str(), index))
         .collect();
 
-    // (first row, group) for every listed group, then ident's order.
-    let mut listed: Vec<(usize, TriageGroup)> = Vec::new();
-    for group in &grouping.groups {
-        let first = group
-            .kernel_ids
-            .iter()
-            .filter_map(|id| row_of.get(id.as_str()).copied())
-            .min()
-            .unwrap_or(usize::MAX);
-        let primary = row_of.get(group.primary_kernel_id.as_str()).copied();
-        let source = primary.map_or_else(
-            || GroupSource::unlocated(&group.operation, &options.kind, None),
-            |row| group_source(&kernels[row].name, located[row].as_ref(), options),
-        );
-        listed.push((
-            first,
+    let groups = grouping
+        .groups
+        .into_iter()
+        .map(|group| {
+            let primary = row_of.get(group.primary_kernel_id.as_str()).copied();
+            let source = match primary {
+                Some(row) => group_source(&kernels[row].name, located[row].as_ref(), options),
+                None => GroupSource::unlocated(&group.operation, &options.kind, None),
+            };
             TriageGroup {
-                id: String::new(),
-                operation: group.operation.clone(),
-                identity_key: Some(group.identity_key.clone()),
+                rewrite_route: rewrite_route(&group.operation, &source, options),
+                id: group.id,
+                operation: group.operation,
+                identity_key: group.identity_key,
                 category: group.category,
                 total_us: group.total_us,
                 calls: group.calls,
                 share: group.share,
-                kernels: group.kernel_ids.clone(),
-                rewrite_route: rewrite_route(&group.operation, &source, options),
+                kernels: group.kernel_ids,
                 source,
                 locate: primary.and_then(|row| located[row].clone()),
-            },
-        ));
-    }
-    for ungrouped in &grouping.ungrouped {
-        let Some(kernel) = kernels.get(ungrouped.row) else {
-            continue;
-        };
-        let source = group_source(&kernel.name, located[ungrouped.row].as_ref(), options);
-        listed.push((
-            ungrouped.row,
-            TriageGroup {
-                id: String::new(),
-                operation: kernel.name.clone(),
-                identity_key: None,
-                category: classify(&kernel.name),
-                total_us: kernel.total_us,
-                calls: kernel.calls,
-                share: kernel.share,
-                kernels: vec![kernel.name.clone()],
-                rewrite_route: rewrite_route(&kernel.name, &source, options),
-                source,
-                locate: located[ungrouped.row].clone(),
-            },
-        ));
-    }
-    listed.sort_by(|(first_a, a), (first_b, b)| {
-        b.total_us.total_cmp(&a.total_us).then(first_a.cmp(first_b))
-    });
-    let groups = listed
-        .into_iter()
-        .enumerate()
-        .map(|(n, (_, mut group))| {
-            group.id = format!("tg{:03}", n + 1);
-            group
+            }
         })
         .collect();
     let warnings = grouping.warnings.into_iter().map(|w| w.message).collect();
@@ -478,7 +501,7 @@ fn source_ref(result: &LocateResult) -> Option<SourceRef> {
 fn group_source(name: &str, result: Option<&LocateResult>, options: &TriageOptions) -> GroupSource {
     match result {
         Some(result) => GroupSource::from_result(result),
-        None => GroupSource::unlocated(name, &options.kind, Some("no_search_roots")),
+        None => GroupSource::unlocated(name, &options.kind, Some(Unlocated::NoSearchRoots)),
     }
 }
 
@@ -487,15 +510,14 @@ fn rewrite_route(
     source: &GroupSource,
     options: &TriageOptions,
 ) -> kernlens_gate::RewriteVerdict {
-    let kind = kernlens_gate::SourceKind::resolve("", source.kind.as_str());
-    let request = RewriteRequest::new(operation, kind)
-        .explicit_budget(options.rewrite_budget_minutes)
-        .opted_in(options.rewrite_opt_in);
+    let request = RewriteRequest::new(operation, source.kind)
+        .with_explicit_budget(options.rewrite_budget_minutes)
+        .with_opted_in(options.rewrite_opt_in);
     evaluate_rewrite_route(&request)
 }
 
 impl GroupSource {
-    /// The source fields of a locate result (locate.md §11).
+    /// The source fields of a locate result (locate.md "Result record").
     fn from_result(result: &LocateResult) -> GroupSource {
         GroupSource {
             found: result.found,
@@ -515,10 +537,10 @@ impl GroupSource {
 
     /// No search ran for `name`: its kind is what the name alone tells.
     /// A vendor-library kernel says so whether or not a tree was searched.
-    fn unlocated(name: &str, kind: &KindContext, reason: Option<&str>) -> GroupSource {
+    fn unlocated(name: &str, kind: &KindContext, reason: Option<Unlocated>) -> GroupSource {
         let kind = source_kind_for(name, None, kind);
         let reason = match kind {
-            kernlens_locate::SourceKind::VendorBinary => Some("vendor_binary"),
+            kernlens_ident::SourceKind::VendorBinary => Some(Unlocated::VendorBinary),
             _ => reason,
         };
         GroupSource {
@@ -528,7 +550,7 @@ impl GroupSource {
             function: None,
             kind,
             method: Method::NotFound,
-            reason: reason.map(str::to_owned),
+            reason,
             confidence: Confidence::None,
         }
     }

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use kernlens_gate::{GateReport, RewriteVerdict};
 use kernlens_ident::Category;
 use kernlens_locate::{
-    Confidence, LocateResult, MENTION_ONLY, Method, RootWarning, SearchRoot, SourceKind,
-    TRAMPOLINE_UNBOUND,
+    Confidence, LocateResult, Method, NotFound, RootWarning, SearchRoot, SourceKind,
 };
 use kernlens_trace::{Analysis, SUMMARY_SCHEMA};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
@@ -65,7 +64,7 @@ pub struct TriageGroup {
     pub kernels: Vec<String>,
     /// Where the primary kernel is defined, or why it was not found.
     pub source: GroupSource,
-    /// The rewrite-route verdict, eligible or declined (gate.md §9).
+    /// The rewrite-route verdict, eligible or declined (gate.md "Rewrite-route eligibility policy").
     pub rewrite_route: RewriteVerdict,
     /// The primary kernel's whole locate answer (candidates, launcher
     /// evidence); not part of the JSON document.
@@ -90,21 +89,58 @@ pub struct GroupSource {
     pub line: Option<usize>,
     /// The function defined or enclosing.
     pub function: Option<String>,
-    /// The source kind (locate.md §9.1).
+    /// The source kind (locate.md "Source kind: Labels").
     pub kind: SourceKind,
     /// How it was found (`not_found` when it was not).
     pub method: Method,
-    /// Why it was not found (`None` when found): locate's refusal
-    /// (`runtime_api_name`, `not_a_kernel`, `no_searchable_keyword`), else
-    /// `vendor_binary` for a kernel shipped in a vendor library, else
-    /// `mention_only` (files mention the name but none defines it: the
-    /// best is kept in the locate answer's candidates, never an answer),
-    /// `launcher_unconfirmed` (a launcher frame but no definition),
-    /// `no_search_roots` when nothing was searched, or `no_match`.
-    pub reason: Option<String>,
-    /// What the answer rests on (locate.md §11); `found` only for
+    /// Why it was not found (`None` when found); see [`Unlocated`].
+    pub reason: Option<Unlocated>,
+    /// What the answer rests on (locate.md "Result record"); `found` only for
     /// `definition`, `composed` and `launcher`.
     pub confidence: Confidence,
+}
+
+/// Why a triage row has no source. Serialises as its
+/// [`as_str`](Unlocated::as_str) code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Unlocated {
+    /// Locate's answer: a refusal (`runtime_api_name`, `not_a_kernel`,
+    /// `no_searchable_keyword`), `mention_only` (files mention the name but
+    /// none defines it: the best is kept in the locate answer's candidates,
+    /// never an answer), `launcher_unconfirmed` (a launcher frame but no
+    /// definition) or `trampoline_unbound`.
+    Locate(NotFound),
+    /// A kernel shipped in a vendor library (`vendor_binary`).
+    VendorBinary,
+    /// Nothing was searched: there is no search root (`no_search_roots`).
+    NoSearchRoots,
+    /// The search ran and no file hit (`no_match`).
+    NoMatch,
+}
+
+impl Unlocated {
+    /// The stable reason code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unlocated::Locate(reason) => reason.as_str(),
+            Unlocated::VendorBinary => "vendor_binary",
+            Unlocated::NoSearchRoots => "no_search_roots",
+            Unlocated::NoMatch => "no_match",
+        }
+    }
+}
+
+impl std::fmt::Display for Unlocated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Unlocated {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 /// The reason a not-found locate result gives in a triage row.
@@ -112,15 +148,13 @@ pub struct GroupSource {
 /// A name locate refused keeps locate's reason; a vendor-library kernel
 /// says `vendor_binary` (its source is not in any tree, whatever mentions
 /// or launched it); otherwise locate's reason (`mention_only`,
-/// `launcher_unconfirmed`), or `no_match`.
-pub fn not_found_reason(result: &LocateResult) -> String {
-    let unproven =
-        |r: &str| r == "launcher_unconfirmed" || r == MENTION_ONLY || r == TRAMPOLINE_UNBOUND;
-    match (&result.reason, result.kind) {
-        (Some(reason), _) if !unproven(reason) => reason.clone(),
-        (_, SourceKind::VendorBinary) => "vendor_binary".to_owned(),
-        (Some(reason), _) => reason.clone(),
-        (None, _) => "no_match".to_owned(),
+/// `launcher_unconfirmed`, `trampoline_unbound`), or `no_match`.
+pub fn not_found_reason(result: &LocateResult) -> Unlocated {
+    match (result.reason, result.kind) {
+        (Some(reason), _) if reason.is_refusal() => Unlocated::Locate(reason),
+        (_, SourceKind::VendorBinary) => Unlocated::VendorBinary,
+        (Some(reason), _) => Unlocated::Locate(reason),
+        (None, _) => Unlocated::NoMatch,
     }
 }
 
@@ -130,9 +164,10 @@ impl TriageReport {
         self.analysis.kernels.iter().map(|k| k.share).sum()
     }
 
-    /// The `kernlens.triage/1` document as a JSON value.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    /// The `kernlens.triage/1` document as a JSON value; an error only if
+    /// a part of the report cannot be written as JSON.
+    pub fn to_json(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Developer tools for kernlens. Not public API and not published.
 //!
-//! [`scale`] writes an N× larger copy of a real trace for benchmarks (trace.md §16):
+//! [`scale()`] writes an N× larger copy of a real trace for benchmarks (docs/design/trace.md,
+//! "Synthetic-trace scaler"):
 //! every replica is a distinct, valid, fully linked copy, so the analysis figures
 //! scale exactly by N.
 

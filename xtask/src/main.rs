@@ -1,5 +1,5 @@
 //! `scale <src> <out> (--copies N | --target-bytes B) [--gap-us G]`: writes an N× larger
-//! copy of a real Kineto trace for benchmarks (trace.md §16). `.gz` output is
+//! copy of a real Kineto trace for benchmarks (trace.md "Synthetic-trace scaler"). `.gz` output is
 //! compressed on the fly; memory does not depend on N.
 
 use std::fs::File;

@@ -1,4 +1,4 @@
-//! The trace scaler (trace.md §16): `N` shifted, re-identified copies of a trace.
+//! The trace scaler (trace.md "Synthetic-trace scaler"): `N` shifted, re-identified copies of a trace.
 
 use std::io::Write;
 

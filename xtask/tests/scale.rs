@@ -1,4 +1,4 @@
-//! The scaler's guarantees (trace.md §16, §18 scenario 62), checked by analysing its
+//! The scaler's guarantees (trace.md "Synthetic-trace scaler", trace.md "Acceptance scenarios" scenario 62), checked by analysing its
 //! output with the real reader.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

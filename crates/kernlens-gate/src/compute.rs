@@ -1,4 +1,4 @@
-//! The low-compute gate (gate.md §5).
+//! The low-compute gate (gate.md "Low-compute gate").
 
 use crate::verdict::{Decision, Verdict};
 use crate::warning::Warning;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-/// Graph-launch coverage of a whole, un-split trace (trace.md §9), as plain
+/// Graph-launch coverage of a whole, un-split trace (trace.md "Graph launches and coverage"), as plain
 /// data so the gate does not depend on the trace reader.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 #[non_exhaustive]

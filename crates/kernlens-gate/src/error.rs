@@ -5,7 +5,7 @@ use thiserror::Error;
 /// Why a gate input could not be produced.
 ///
 /// Every variant is recoverable: the idle gate turns a probe error into the
-/// plain gate plus a `graph_probe_failed` diagnostic (gate.md §4.1).
+/// plain gate plus a `graph_probe_failed` diagnostic (gate.md "High-idle gate with graph guard: Rule").
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum GateError {

@@ -1,4 +1,4 @@
-//! The inputs of both gates and their combination (gate.md §5, §6).
+//! The inputs of both gates and their combination (gate.md "Low-compute gate", gate.md "Combined evaluation").
 
 use serde::Serialize;
 

@@ -27,7 +27,7 @@ impl From<&GraphCoverage> for CoverageFacts {
 }
 
 impl GateInputs {
-    /// The gate's figures from a trace analysis (gate.md §5): idle% from the
+    /// The gate's figures from a trace analysis (gate.md "Low-compute gate"): idle% from the
     /// timeline; compute% and exposed-communication% from its categories over
     /// the timeline total. A trace with no GPU events gives all three `None`,
     /// and one with no communication kernels gives `exposed_comm_pct` `None`.
@@ -55,7 +55,7 @@ impl GateInputs {
 
 /// A probe answering from an analysis already in hand, so a caller that has
 /// read the trace does not read it again: `analysis.graph` is counted over the
-/// whole file before any window (trace.md §9). A split chunk is refused.
+/// whole file before any window (trace.md "Graph launches and coverage"). A split chunk is refused.
 pub fn analysis_probe(
     analysis: &Analysis,
 ) -> impl FnOnce() -> Result<CoverageFacts, GateError> + '_ {

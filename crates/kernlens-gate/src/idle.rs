@@ -1,4 +1,4 @@
-//! The high-idle gate with its graph-coverage guard (gate.md §4).
+//! The high-idle gate with its graph-coverage guard (gate.md "High-idle gate with graph guard").
 
 use crate::coverage::CoverageFacts;
 use crate::error::GateError;

@@ -1,4 +1,4 @@
-//! The `kernlens.gate/1` JSON document (gate.md §10).
+//! The `kernlens.gate/1` JSON document (gate.md "JSON shapes").
 
 use serde::Serialize;
 

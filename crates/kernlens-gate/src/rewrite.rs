@@ -1,4 +1,4 @@
-//! The rewrite-route eligibility policy (gate.md §9): may a kernel attempt
+//! The rewrite-route eligibility policy (gate.md "Rewrite-route eligibility policy"): may a kernel attempt
 //! take the FlyDSL rewrite route (port the kernel, then apply it back)?
 //!
 //! The verdict is `#[must_use]` and is meant to be rendered by every report
@@ -38,101 +38,14 @@ pub const DEFAULT_ATTEMPT_BUDGET_MINUTES: u32 = 90;
 /// The route's name in reports.
 pub const ROUTE_NAME: &str = "flydsl_rewrite";
 
-/// The language or kind of a kernel's source, labelled as locate labels it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum SourceKind {
-    /// Triton.
-    Triton,
-    /// CUDA C++.
-    Cuda,
-    /// HIP C++.
-    Hip,
-    /// Plain C++.
-    Cpp,
-    /// Already FlyDSL.
-    #[serde(rename = "flydsl")]
-    FlyDsl,
-    /// Python that is not a kernel DSL.
-    Python,
-    /// A prebuilt vendor binary (cuBLAS, hipBLASLt, assembly).
-    VendorBinary,
-    /// Generated at run time (JIT), with no source file to port.
-    RuntimeGenerated,
-    /// Not known.
-    Unknown,
-}
+pub use kernlens_ident::SourceKind;
 
-/// Every label `resolve` knows, with what it means. One list, used both ways.
-const LABELS: &[(&str, SourceKind)] = &[
-    ("triton", SourceKind::Triton),
-    ("cuda", SourceKind::Cuda),
-    ("cu", SourceKind::Cuda),
-    ("hip", SourceKind::Hip),
-    ("cpp", SourceKind::Cpp),
-    ("c++", SourceKind::Cpp),
-    ("cxx", SourceKind::Cpp),
-    ("flydsl", SourceKind::FlyDsl),
-    ("python", SourceKind::Python),
-    ("py", SourceKind::Python),
-    ("vendor_binary", SourceKind::VendorBinary),
-    ("asm", SourceKind::VendorBinary),
-    ("prebuilt", SourceKind::VendorBinary),
-    ("runtime_generated", SourceKind::RuntimeGenerated),
-    ("jit", SourceKind::RuntimeGenerated),
-    ("unknown", SourceKind::Unknown),
-];
-
-impl SourceKind {
-    /// The label locate uses for this kind (`flydsl`, not `fly_dsl`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::Triton => "triton",
-            SourceKind::Cuda => "cuda",
-            SourceKind::Hip => "hip",
-            SourceKind::Cpp => "cpp",
-            SourceKind::FlyDsl => "flydsl",
-            SourceKind::Python => "python",
-            SourceKind::VendorBinary => "vendor_binary",
-            SourceKind::RuntimeGenerated => "runtime_generated",
-            SourceKind::Unknown => "unknown",
-        }
-    }
-
-    /// The kind of a kernel from its file's `language` label and its
-    /// `kernel_kind` label. Labels are compared lower-cased with `-` read as
-    /// `_`. `flydsl` anywhere in either wins; then a known kernel kind (so a
-    /// Triton kernel in a `.py` file is Triton); then a known language.
-    pub fn resolve(language: &str, kernel_kind: &str) -> SourceKind {
-        let language = normalise(language);
-        let kernel_kind = normalise(kernel_kind);
-        if language.contains("flydsl") || kernel_kind.contains("flydsl") {
-            return SourceKind::FlyDsl;
-        }
-        known_label(&kernel_kind)
-            .or_else(|| known_label(&language))
-            .unwrap_or(SourceKind::Unknown)
-    }
-
-    /// Whether the route can port this kind at all.
-    fn portable(self) -> bool {
-        matches!(
-            self,
-            SourceKind::Triton | SourceKind::Cuda | SourceKind::Hip | SourceKind::Cpp
-        )
-    }
-}
-
-fn normalise(label: &str) -> String {
-    label.trim().to_lowercase().replace('-', "_")
-}
-
-fn known_label(label: &str) -> Option<SourceKind> {
-    LABELS
-        .iter()
-        .find(|(name, _)| *name == label)
-        .map(|(_, kind)| *kind)
+/// Whether the route can port this kind at all.
+fn portable(kind: SourceKind) -> bool {
+    matches!(
+        kind,
+        SourceKind::Triton | SourceKind::Cuda | SourceKind::Hip | SourceKind::Cpp
+    )
 }
 
 /// One attempt asking for the rewrite route.
@@ -164,19 +77,19 @@ impl RewriteRequest {
     }
 
     /// The same request with an explicit budget (or none).
-    pub fn explicit_budget(mut self, minutes: Option<u32>) -> Self {
+    pub fn with_explicit_budget(mut self, minutes: Option<u32>) -> Self {
         self.explicit_budget_minutes = minutes;
         self
     }
 
     /// The same request with another configured default budget.
-    pub fn default_budget(mut self, minutes: u32) -> Self {
+    pub fn with_default_budget(mut self, minutes: u32) -> Self {
         self.default_budget_minutes = minutes;
         self
     }
 
     /// The same request with the operator's opt-in set or cleared.
-    pub fn opted_in(mut self, opted_in: bool) -> Self {
+    pub fn with_opted_in(mut self, opted_in: bool) -> Self {
         self.operator_opted_in = opted_in;
         self
     }
@@ -331,7 +244,7 @@ pub fn evaluate_rewrite_route(request: &RewriteRequest) -> RewriteVerdict {
     let (effective_budget_minutes, budget_source) = effective_budget(request);
     let eligibility = if request.source == SourceKind::FlyDsl {
         Eligibility::Declined(DeclineReason::AlreadyFlydslSource)
-    } else if !request.source.portable() {
+    } else if !portable(request.source) {
         Eligibility::Declined(DeclineReason::NonPortableLanguage)
     } else if effective_budget_minutes < REQUIRED_MINUTES {
         Eligibility::Declined(DeclineReason::BudgetInsufficient)

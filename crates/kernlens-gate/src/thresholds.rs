@@ -43,6 +43,20 @@ impl Thresholds {
         }
     }
 
+    /// The same thresholds with a high-idle threshold; a value outside 0..=100 or not finite
+    /// falls back to its default, as in [`Thresholds::new`].
+    pub fn with_idle_pct(mut self, idle_pct: f64) -> Self {
+        self.idle_pct = valid_pct(idle_pct).unwrap_or(DEFAULT_IDLE_THRESHOLD_PCT);
+        self
+    }
+
+    /// The same thresholds with a low-compute threshold; a value outside 0..=100 or not
+    /// finite falls back to its default, as in [`Thresholds::new`].
+    pub fn with_min_compute_pct(mut self, min_compute_pct: f64) -> Self {
+        self.min_compute_pct = valid_pct(min_compute_pct).unwrap_or(DEFAULT_MIN_COMPUTE_PCT);
+        self
+    }
+
     /// Thresholds from the raw text of [`IDLE_THRESHOLD_ENV`] and
     /// [`MIN_COMPUTE_ENV`] (`None` when unset). The caller reads the
     /// environment; this crate never does, so it behaves alike in every process.

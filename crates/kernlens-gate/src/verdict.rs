@@ -24,7 +24,7 @@ impl Decision {
     }
 }
 
-/// A decision with the warnings that explain it, in the order of gate.md §6.
+/// A decision with the warnings that explain it, in the order of gate.md "Combined evaluation".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Verdict {

@@ -1,4 +1,4 @@
-//! Gate warnings: their codes, severities, fields and message texts (gate.md §7).
+//! Gate warnings: their codes, severities, fields and message texts (gate.md "Warnings").
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;

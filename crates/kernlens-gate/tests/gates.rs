@@ -1,5 +1,5 @@
 //! Thresholds, warnings, the idle gate with its graph guard, the low-compute
-//! gate and their combination (gate.md §3–§7, §10; scenarios 1–14).
+//! gate and their combination (gate.md, "Thresholds" to "Warnings" and "JSON shapes"; scenarios 1–14).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::cell::Cell;
@@ -57,7 +57,7 @@ fn num(value: &Value) -> f64 {
     value.as_f64().unwrap()
 }
 
-// --- §3 thresholds (scenarios 1, 2) ---
+// --- gate.md "Thresholds" thresholds (scenarios 1, 2) ---
 
 #[test]
 fn idle_threshold_env_values_parse_or_fall_back_to_80() {
@@ -162,7 +162,7 @@ fn thresholds_new_applies_the_env_validation() {
     assert_eq!((custom.idle_pct, custom.min_compute_pct), (70.0, 0.0));
 }
 
-// --- §7 warnings (scenarios 3, 4) ---
+// --- gate.md "Warnings" warnings (scenarios 3, 4) ---
 
 #[test]
 fn high_idle_warning_formats_two_decimals_and_keeps_raw_fields() {
@@ -220,7 +220,7 @@ fn warnings_name_their_source_only_when_given() {
     }
 }
 
-// --- §4 idle gate (scenarios 5–9) ---
+// --- gate.md "High-idle gate with graph guard" idle gate (scenarios 5–9) ---
 
 #[test]
 fn idle_at_or_below_threshold_or_unknown_passes_without_probing() {
@@ -324,7 +324,7 @@ fn zero_idle_threshold_gates_any_idle_above_zero() {
     );
 }
 
-// --- §5 low-compute gate (scenario 11) ---
+// --- gate.md "Low-compute gate" low-compute gate (scenario 11) ---
 
 #[test]
 fn low_compute_gate_is_strict_and_passes_unknown_compute() {
@@ -368,7 +368,7 @@ fn report_cells_map_unreadable_values_to_none_never_zero() {
     }
 }
 
-// --- §6 combination (scenarios 12–14) ---
+// --- gate.md "Combined evaluation" combination (scenarios 12–14) ---
 
 fn evaluate_counting(
     idle: Option<f64>,
@@ -431,7 +431,7 @@ fn unknown_inputs_pass_without_warnings() {
     assert!(verdict.warnings.is_empty());
 }
 
-// --- §10 JSON ---
+// --- gate.md "JSON shapes" JSON ---
 
 #[test]
 fn gate_document_has_the_schema_keys_in_order_and_flat_warnings() {

@@ -1,4 +1,4 @@
-//! The lane idle guard (gate.md §8; scenarios 21–35), driven by a ManualClock.
+//! The lane idle guard (gate.md "Lane idle guard"; scenarios 21–35), driven by a ManualClock.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -109,7 +109,7 @@ fn idle_wind_down(state: &LaneIdleState, now: f64, pending: bool) -> Option<Wind
     wind_down(state, &config(), now, None, pending)
 }
 
-// --- §8.5 wind_down (scenarios 21–24) ---
+// --- gate.md "Lane idle guard: `wind_down(&state, &config, now, hint, work_pending) -> Option<WindDown>`" wind_down (scenarios 21–24) ---
 
 #[test]
 fn three_idle_ticks_over_600_seconds_wind_down_with_the_numbers() {
@@ -156,7 +156,7 @@ fn skip_hint_winds_down_only_without_pending_work() {
     assert_eq!(wind_down(&state, &config(), T0, hint, true), None);
 }
 
-// --- §8.1 configuration (scenario 25) ---
+// --- gate.md "Lane idle guard: Configuration" configuration (scenario 25) ---
 
 #[test]
 fn config_from_lookup_validates_ticks_and_seconds() {
@@ -179,7 +179,7 @@ fn config_from_lookup_validates_ticks_and_seconds() {
     assert_eq!(unset.heartbeat_stale_seconds, 450.0);
 }
 
-// --- §8.4 scan, end to end (scenarios 26–33) ---
+// --- gate.md "Lane idle guard: `scan(&mut state, &input, &config, &clock) -> ScanOutcome`" scan, end to end (scenarios 26–33) ---
 
 #[test]
 fn idle_lane_winds_down_only_after_ticks_and_seconds() {
@@ -368,7 +368,7 @@ fn new_in_flight_task_counts_as_progress_then_freezes() {
     assert_eq!(state.ticks(), 0);
 }
 
-// --- §8.3 fingerprint (scenario 34) ---
+// --- gate.md "Lane idle guard: Progress fingerprint" fingerprint (scenario 34) ---
 
 #[test]
 fn fingerprint_ignores_data_outside_the_snapshot_and_order() {

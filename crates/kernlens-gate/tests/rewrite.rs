@@ -1,4 +1,4 @@
-//! The rewrite-route eligibility policy (gate.md §9; scenarios 36–45).
+//! The rewrite-route eligibility policy (gate.md "Rewrite-route eligibility policy"; scenarios 36–45).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kernlens_gate::rewrite::{
@@ -17,7 +17,7 @@ fn declined(reason: DeclineReason) -> Eligibility {
 
 #[test]
 fn opt_in_floors_a_60_minute_default_to_75() {
-    let verdict = evaluate_rewrite_route(&triton().default_budget(60).opted_in(true));
+    let verdict = evaluate_rewrite_route(&triton().with_default_budget(60).with_opted_in(true));
     assert_eq!(verdict.eligibility, Eligibility::Eligible);
     assert_eq!(verdict.effective_budget_minutes, 75);
     assert_eq!(verdict.budget_source, BudgetSource::DefaultFloored);
@@ -25,7 +25,7 @@ fn opt_in_floors_a_60_minute_default_to_75() {
 
 #[test]
 fn a_60_minute_default_without_opt_in_is_insufficient_but_the_shipped_default_is_not() {
-    let verdict = evaluate_rewrite_route(&triton().default_budget(60));
+    let verdict = evaluate_rewrite_route(&triton().with_default_budget(60));
     assert_eq!(
         verdict.eligibility,
         declined(DeclineReason::BudgetInsufficient)
@@ -42,7 +42,8 @@ fn a_60_minute_default_without_opt_in_is_insufficient_but_the_shipped_default_is
 
 #[test]
 fn explicit_budget_wins_downward_over_opt_in() {
-    let verdict = evaluate_rewrite_route(&triton().explicit_budget(Some(30)).opted_in(true));
+    let verdict =
+        evaluate_rewrite_route(&triton().with_explicit_budget(Some(30)).with_opted_in(true));
     assert_eq!(
         verdict.eligibility,
         declined(DeclineReason::BudgetInsufficient)
@@ -53,7 +54,7 @@ fn explicit_budget_wins_downward_over_opt_in() {
 
 #[test]
 fn explicit_budget_is_not_capped_upward() {
-    let request = RewriteRequest::new("k", SourceKind::Cuda).explicit_budget(Some(120));
+    let request = RewriteRequest::new("k", SourceKind::Cuda).with_explicit_budget(Some(120));
     let verdict = evaluate_rewrite_route(&request);
     assert_eq!(verdict.eligibility, Eligibility::Eligible);
     assert_eq!(verdict.effective_budget_minutes, 120);
@@ -63,9 +64,9 @@ fn explicit_budget_is_not_capped_upward() {
 #[test]
 fn required_minutes_is_the_exact_boundary() {
     assert_eq!(REQUIRED_MINUTES, 75);
-    let at = evaluate_rewrite_route(&triton().explicit_budget(Some(75)));
+    let at = evaluate_rewrite_route(&triton().with_explicit_budget(Some(75)));
     assert_eq!(at.eligibility, Eligibility::Eligible);
-    let below = evaluate_rewrite_route(&triton().explicit_budget(Some(74)));
+    let below = evaluate_rewrite_route(&triton().with_explicit_budget(Some(74)));
     assert_eq!(
         below.eligibility,
         declined(DeclineReason::BudgetInsufficient)
@@ -74,14 +75,14 @@ fn required_minutes_is_the_exact_boundary() {
 
 #[test]
 fn opt_in_floor_only_raises() {
-    let verdict = evaluate_rewrite_route(&triton().opted_in(true));
+    let verdict = evaluate_rewrite_route(&triton().with_opted_in(true));
     assert_eq!(verdict.effective_budget_minutes, 90);
     assert_eq!(verdict.budget_source, BudgetSource::Default);
 }
 
 #[test]
 fn flydsl_source_is_declined_before_the_budget_is_checked() {
-    let request = RewriteRequest::new("k", SourceKind::FlyDsl).explicit_budget(Some(10));
+    let request = RewriteRequest::new("k", SourceKind::FlyDsl).with_explicit_budget(Some(10));
     let verdict = evaluate_rewrite_route(&request);
     assert_eq!(
         verdict.eligibility,
@@ -97,7 +98,7 @@ fn non_portable_sources_are_declined_whatever_the_budget() {
         SourceKind::VendorBinary,
         SourceKind::RuntimeGenerated,
     ] {
-        let request = RewriteRequest::new("k", source).explicit_budget(Some(600));
+        let request = RewriteRequest::new("k", source).with_explicit_budget(Some(600));
         let verdict = evaluate_rewrite_route(&request);
         assert_eq!(
             verdict.eligibility,
@@ -158,12 +159,12 @@ fn every_locate_kind_label_round_trips_through_resolve_and_serde() {
 
 #[test]
 fn render_states_the_verdict_budget_and_needs() {
-    let declined = evaluate_rewrite_route(&triton().default_budget(60));
+    let declined = evaluate_rewrite_route(&triton().with_default_budget(60));
     assert_eq!(
         declined.render(),
         "flydsl_rewrite my_kernel: declined: budget_insufficient (budget 60 min, default; needs 75 = 60 producer + 15 apply-back)"
     );
-    let eligible = evaluate_rewrite_route(&triton().default_budget(60).opted_in(true));
+    let eligible = evaluate_rewrite_route(&triton().with_default_budget(60).with_opted_in(true));
     assert_eq!(
         eligible.render(),
         "flydsl_rewrite my_kernel: eligible (budget 75 min, default_floored; needs 75)"
@@ -172,7 +173,7 @@ fn render_states_the_verdict_budget_and_needs() {
 
 #[test]
 fn verdict_json_has_the_route_shape() {
-    let declined = evaluate_rewrite_route(&triton().default_budget(60));
+    let declined = evaluate_rewrite_route(&triton().with_default_budget(60));
     assert_eq!(
         serde_json::to_string(&declined).unwrap(),
         r#"{"route":"flydsl_rewrite","candidate":"my_kernel","source":"triton","eligible":false,"reason":"budget_insufficient","effective_budget_minutes":60,"budget_source":"default","required_minutes":75}"#
@@ -211,8 +212,8 @@ impl AttemptPlan {
 #[test]
 fn planning_report_carries_the_verdict_in_json_and_text() {
     for request in [
-        triton().default_budget(60),
-        triton().default_budget(60).opted_in(true),
+        triton().with_default_budget(60),
+        triton().with_default_budget(60).with_opted_in(true),
     ] {
         let plan = AttemptPlan::new(&request);
         let value = serde_json::to_value(&plan).unwrap();

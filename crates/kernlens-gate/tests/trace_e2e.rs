@@ -1,4 +1,4 @@
-//! The gate end to end over real and derived traces (gate.md §4.2, §5, §11
+//! The gate end to end over real and derived traces (gate.md "High-idle gate with graph guard: The probe must read the raw, un-split trace", gate.md "Low-compute gate", gate.md "Acceptance scenarios"
 //! scenarios 10 and 15–20), through the `trace` feature's adapters.
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]

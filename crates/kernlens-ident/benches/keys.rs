@@ -1,4 +1,4 @@
-//! Key throughput (spec §14).
+//! Key throughput (ident.md "Performance goals").
 //!
 //! - `memoised_mix`: all 90,648 `cat == "kernel"` row names of the five H200
 //!   fixtures, in file order, through a fresh `KeyMemo` (both keys; the 14

@@ -1,4 +1,4 @@
-//! The coarse category of a kernel (§9), from one ordered table of patterns.
+//! The coarse category of a kernel (ident.md "Category classifier"), from one ordered table of patterns.
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! Steps §4.1–§4.4 of the key pipeline: trimming, launch decorations,
+//! The first steps of the key pipeline (ident.md "The key pipeline", from "Trim" to "Return-type words"): trimming, launch decorations,
 //! truncation markers, suffixes and leading return-type words.
 //!
 //! Every step only removes text from the start or the end, so a cleaned name
@@ -12,7 +12,7 @@ pub(crate) struct Cleaned<'a> {
     pub(crate) truncated: bool,
 }
 
-/// The pipeline up to §4.4: the **cleaned name** (a sub-slice of `raw`).
+/// The pipeline up to ident.md "The key pipeline: Return-type words": the **cleaned name** (a sub-slice of `raw`).
 ///
 /// Launch decorations (`hipGraphLaunch->`), truncation markers, the
 /// `(Synthetic Op)` tag, `.kd`, clone suffixes and leading return-type words
@@ -49,7 +49,7 @@ fn starts_like_mangled(text: &str) -> bool {
     text.starts_with("_Z") || text.starts_with("__Z")
 }
 
-/// Runs §4.1–§4.4 until none of them changes the text.
+/// Runs the steps from "Trim" to "Return-type words" (ident.md "The key pipeline") until none of them changes the text.
 ///
 /// The spec orders the steps once per pipeline round; looping them here means
 /// a decoration uncovered by a return-type word (`void a->b`) or a marker
@@ -99,7 +99,7 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// §4.2: removes every leading `word->` launch decoration.
+/// ident.md "The key pipeline: Launch decorations": removes every leading `word->` launch decoration.
 fn strip_decorations(mut text: &str) -> &str {
     loop {
         let bytes = text.as_bytes();
@@ -123,7 +123,7 @@ fn strip_decorations(mut text: &str) -> &str {
     }
 }
 
-/// §4.2a: one trailing `…` or `...` that directly follows a non-space character.
+/// ident.md "The key pipeline: Truncation markers": one trailing `…` or `...` that directly follows a non-space character.
 fn strip_truncation_marker(text: &str) -> Option<&str> {
     let base = text
         .strip_suffix('\u{2026}')
@@ -132,7 +132,7 @@ fn strip_truncation_marker(text: &str) -> Option<&str> {
     (!last.is_whitespace()).then_some(base)
 }
 
-/// §4.3: synthetic-op tags, `.kd` and clone suffixes, until none is left.
+/// ident.md "The key pipeline: Suffixes": synthetic-op tags, `.kd` and clone suffixes, until none is left.
 fn strip_suffixes(mut text: &str) -> &str {
     // Mangled status can change only when the end moves past the first byte
     // that breaks it, so the scan for that byte is done once.
@@ -245,7 +245,7 @@ fn clone_run_start(text: &str) -> Option<usize> {
     }
 }
 
-/// §4.4 (first half): leading words from `RETURN_TYPE_WORDS`.
+/// ident.md "The key pipeline: Return-type words" (first half): leading words from `RETURN_TYPE_WORDS`.
 fn strip_return_words(mut text: &str) -> &str {
     loop {
         let bytes = text.as_bytes();

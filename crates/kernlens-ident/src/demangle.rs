@@ -1,4 +1,4 @@
-//! Step §4.5: turning a mangled symbol into a qualified name, with
+//! Step ident.md "The key pipeline: Demangling": turning a mangled symbol into a qualified name, with
 //! `cpp_demangle` first and a strict head parser as the fallback.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -81,7 +81,7 @@ fn run_demangler(mangled: &str, options: DemangleOptions) -> Option<String> {
         .filter(|text| !text.trim().is_empty())
 }
 
-/// The strict head parser of §4.5 step 3: `_Z`/`__Z`, optional `L`, then a
+/// The strict head parser of ident.md "The key pipeline: Demangling" step 3: `_Z`/`__Z`, optional `L`, then a
 /// nested name (`N…` followed by `I` or `E`) or one unscoped source name.
 fn head_parse(mangled: &str) -> Option<String> {
     let bytes = mangled.as_bytes();

@@ -1,4 +1,4 @@
-//! Task groups (§8): trace rows that share an operator identity.
+//! Task groups (ident.md "Task groups"): trace rows that share an operator identity.
 
 use std::path::PathBuf;
 
@@ -98,6 +98,10 @@ pub struct GroupOptions {
     /// The trace's total GPU time, the denominator of computed shares; the
     /// sum over all input rows when absent.
     pub trace_total_us: Option<f64>,
+    /// List each row without a usable source as a group of its own (no
+    /// identity key), ordered and numbered with the others; it is still
+    /// reported in [`Grouping::ungrouped`] with its reason.
+    pub lone_rows: bool,
 }
 
 impl GroupOptions {
@@ -123,9 +127,23 @@ impl GroupOptions {
         self.trace_total_us = Some(total_us);
         self
     }
+
+    /// The same options with where relative paths resolve and what `~` expands to.
+    pub fn with_paths(mut self, paths: PathContext) -> Self {
+        self.paths = paths;
+        self
+    }
+
+    /// The same options listing (or not) each row without a usable source
+    /// as a group of its own ([`GroupOptions::lone_rows`]).
+    pub fn with_lone_rows(mut self, lone_rows: bool) -> Self {
+        self.lone_rows = lone_rows;
+        self
+    }
 }
 
-/// Rows that share one operator identity.
+/// Rows that share one operator identity, or (with
+/// [`GroupOptions::lone_rows`]) one row without a usable source.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskGroup {
@@ -137,8 +155,9 @@ pub struct TaskGroup {
     pub kernel_ids: Vec<String>,
     /// The primary row's raw name.
     pub operation: String,
-    /// The identity's key ([`OperatorIdentity::key`]).
-    pub identity_key: String,
+    /// The identity's key ([`OperatorIdentity::key`]); `None` for a lone row
+    /// without a usable source.
+    pub identity_key: Option<String>,
     /// The category of the primary row's name.
     pub category: Category,
     /// Sum of the rows' calls.
@@ -188,9 +207,11 @@ pub struct GroupWarning {
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Grouping {
-    /// Groups by total time, descending.
+    /// Groups by total time, descending (lone rows among them when
+    /// [`GroupOptions::lone_rows`] is set).
     pub groups: Vec<TaskGroup>,
-    /// Rows without a usable source, in input order.
+    /// Rows without a usable source, in input order (also listed in
+    /// `groups` when [`GroupOptions::lone_rows`] is set).
     pub ungrouped: Vec<Ungrouped>,
     /// Bad numbers that were replaced.
     pub warnings: Vec<GroupWarning>,
@@ -202,7 +223,7 @@ struct CleanRow {
     share: Option<f64>,
 }
 
-/// Groups rows by operator identity (§8.2).
+/// Groups rows by operator identity (ident.md "Task groups: Rules").
 ///
 /// ```
 /// use kernlens_ident::{GroupOptions, TraceRow, group_rows};
@@ -242,13 +263,17 @@ pub fn group_rows(rows: &[TraceRow], options: &GroupOptions) -> Grouping {
     let mut memo = KeyMemo::new();
     let mut canonical: FxHashMap<String, String> = FxHashMap::default();
     let mut index_of_key: FxHashMap<String, usize> = FxHashMap::default();
-    let mut members: Vec<(String, Vec<usize>)> = Vec::new();
+    // One slot per identity (or lone row), in order of first appearance.
+    let mut members: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     let mut ungrouped = Vec::new();
 
     for (index, row) in rows.iter().enumerate() {
         let reference = match resolve_source(&row.source) {
             Ok(reference) => reference,
             Err(reason) => {
+                if options.lone_rows {
+                    members.push((None, vec![index]));
+                }
                 ungrouped.push(Ungrouped {
                     row: index,
                     kernel_id: kernel_id(row).to_owned(),
@@ -276,7 +301,7 @@ pub fn group_rows(rows: &[TraceRow], options: &GroupOptions) -> Grouping {
         };
         let key = OperatorIdentity::from_keys(track, source_path, operation, function).key();
         let slot = *index_of_key.entry(key.clone()).or_insert_with(|| {
-            members.push((key, Vec::new()));
+            members.push((Some(key), Vec::new()));
             members.len() - 1
         });
         members[slot].1.push(index);
@@ -390,14 +415,4 @@ fn resolve_source(source: &RowSource) -> Result<SourceRef, UngroupedReason> {
             }
         }
     }
-}
-
-/// A share for display: three decimals (values themselves are never rounded).
-pub fn format_share(share: f64) -> String {
-    format!("{share:.3}")
-}
-
-/// Microseconds for display: three decimals.
-pub fn format_us(us: f64) -> String {
-    format!("{us:.3}")
 }

@@ -1,4 +1,4 @@
-//! Operator identities (§5, §6): which track a kernel's key uses, the
+//! Operator identities (ident.md "Choosing the track", ident.md "Operator identity"): which track a kernel's key uses, the
 //! canonical source path, and the stable JSON key that task groups share.
 
 use std::fmt::Write as _;
@@ -104,7 +104,7 @@ impl PathContext {
     }
 }
 
-/// The canonical form of a source path (§6.2): absolute, the longest existing
+/// The canonical form of a source path (ident.md "Operator identity: Canonical path"): absolute, the longest existing
 /// prefix resolved through symlinks, the rest normalised lexically. Any I/O
 /// error falls back to the lexical absolute path. Empty stays empty.
 ///

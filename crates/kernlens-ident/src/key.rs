@@ -1,4 +1,4 @@
-//! The key pipeline (§4): one round of cleaning, demangling and stripping,
+//! The key pipeline (ident.md "The key pipeline"): one round of cleaning, demangling and stripping,
 //! repeated to a fixpoint, for the native and the python track.
 
 use std::borrow::Cow;

@@ -52,6 +52,7 @@ mod identity;
 mod key;
 mod memo;
 mod signature;
+mod source_kind;
 mod source_ref;
 mod vendor;
 mod vocab;
@@ -61,7 +62,7 @@ pub use clean::{clean_name, is_mangled};
 pub use demangle::{DemangledBy, demangle_full};
 pub use group::{
     GroupOptions, GroupWarning, Grouping, RowSource, TaskGroup, TraceRow, Ungrouped,
-    UngroupedReason, format_share, format_us, group_rows,
+    UngroupedReason, group_rows,
 };
 pub use identity::{
     KeyTrack, OPERATOR_IDENTITY_VERSION, OperatorIdentity, PathContext, canonical_source_path,
@@ -70,6 +71,7 @@ pub use identity::{
 pub use key::{Keys, is_runtime_api_name, keys, native_key, python_key};
 pub use memo::{KeyMemo, MemoStats};
 pub use signature::strip_signature;
+pub use source_kind::SourceKind;
 pub use source_ref::{RefRejection, SourceRef, is_path_shaped, is_placeholder, parse_source_ref};
 pub use vendor::{VendorLib, vendor_of};
 pub use vocab::{

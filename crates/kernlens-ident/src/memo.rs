@@ -1,4 +1,4 @@
-//! A per-run memo of [`Keys`] by raw name (§11): traces repeat a handful of
+//! A per-run memo of [`Keys`] by raw name (ident.md "Memo and throughput"): traces repeat a handful of
 //! names tens of thousands of times.
 
 use std::collections::HashMap;

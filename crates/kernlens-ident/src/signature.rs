@@ -1,5 +1,5 @@
-//! Step §4.6 (signature stripping) and the shape rules that follow it:
-//! return types other than the listed words (§4.4), whitespace (§4.7).
+//! Step ident.md "The key pipeline: Signature stripping" (signature stripping) and the shape rules that follow it:
+//! return types other than the listed words (ident.md "The key pipeline: Return-type words"), whitespace (ident.md "The key pipeline: Whitespace, non-empty rule and fixpoint").
 //!
 //! Everything here is linear in the text length: bracket partners come from
 //! one stack pass, and the scan visits every byte a bounded number of times.
@@ -10,7 +10,7 @@ const ANONYMOUS_NAMESPACE: &str = "(anonymous namespace)";
 const NO_PARTNER: usize = usize::MAX;
 
 /// Removes template argument lists, parameter lists and trailing
-/// qualifiers from a (demangled or profiler-printed) C++ name (§4.6).
+/// qualifiers from a (demangled or profiler-printed) C++ name (ident.md "The key pipeline: Signature stripping").
 ///
 /// `(anonymous namespace)`, `{lambda()#2}`-style groups and operator names
 /// are kept whole; parenthesised tags that do not follow a name, such as
@@ -264,7 +264,7 @@ fn trim_trailing_qualifiers(out: &mut String) {
     }
 }
 
-/// §4.4, second half: when the stripped text has a top-level space and what
+/// ident.md "The key pipeline: Return-type words", second half: when the stripped text has a top-level space and what
 /// follows the last one is a qualified name, everything before it was a
 /// return type (`std::enable_if<…>::type vllm::kernel`).
 pub(crate) fn split_return_type(text: &str) -> &str {
@@ -373,7 +373,7 @@ fn component_end(text: &str, pos: usize) -> Option<usize> {
     Some(end)
 }
 
-/// §4.7: collapses whitespace runs to one space, removes spaces around
+/// ident.md "The key pipeline: Whitespace, non-empty rule and fixpoint": collapses whitespace runs to one space, removes spaces around
 /// `::`, and trims.
 pub(crate) fn collapse_whitespace(text: &str) -> String {
     // One pass can bring colons together (`a : :b` → `a ::b`), after which the space

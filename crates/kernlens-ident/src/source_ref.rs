@@ -1,4 +1,4 @@
-//! Source references as traces and reports write them (§7):
+//! Source references as traces and reports write them (ident.md "Source references"):
 //! `path(line): function`, `path#Lline`, `path:line` or a bare path.
 
 use serde::Serialize;

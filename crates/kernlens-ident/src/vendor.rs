@@ -1,4 +1,4 @@
-//! Vendor-library hints (§10): which kernels ship inside a vendor binary.
+//! Vendor-library hints (ident.md "Vendor libraries"): which kernels ship inside a vendor binary.
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! Category and vendor scenarios C1–C17 (§13.7).
+//! Category and vendor scenarios C1–C17 (ident.md "Acceptance scenarios: Category and vendor extras").
 
 use kernlens_ident::{Category, VendorLib, classify, vendor_of};
 
@@ -9,7 +9,7 @@ fn assert_class(name: &str, category: Category, vendor: Option<VendorLib>) {
 }
 
 #[test]
-fn c01_c03_gemm_and_norm_win_over_quantization() {
+fn gemm_and_norm_win_over_quantization() {
     assert_class("_mxfp8_grouped_gemm_kernel", Category::Gemm, None);
     assert_class("aiter::add_rmsnorm_quant_kernel", Category::Norm, None);
     assert_class(
@@ -20,7 +20,7 @@ fn c01_c03_gemm_and_norm_win_over_quantization() {
 }
 
 #[test]
-fn c04_mangled_names_classify_by_their_native_key() {
+fn mangled_names_classify_by_their_native_key() {
     assert_class(
         "_ZN5aiter26cross_device_reduce_2stageIDF16bLi8ELb0EEEv",
         Category::Communication,
@@ -29,7 +29,7 @@ fn c04_mangled_names_classify_by_their_native_key() {
 }
 
 #[test]
-fn c05_c07_reduction_and_softmax() {
+fn reduction_and_softmax() {
     assert_class(
         "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4>)",
         Category::Reduction,
@@ -44,7 +44,7 @@ fn c05_c07_reduction_and_softmax() {
 }
 
 #[test]
-fn c08_c12_triton_and_python_kernels() {
+fn triton_and_python_kernels() {
     assert_class(
         "sglang_profiler::fused_moe_triton_kernels_invoke_fused_moe_kernel_427",
         Category::Moe,
@@ -57,7 +57,7 @@ fn c08_c12_triton_and_python_kernels() {
 }
 
 #[test]
-fn c13_c17_vendor_libraries() {
+fn vendor_libraries() {
     assert_class(
         "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_bf16_128x128_32x4_nn_align8>(Params)",
         Category::Gemm,

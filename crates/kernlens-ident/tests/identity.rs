@@ -1,4 +1,4 @@
-//! Identity keys K1–K7 (§13.4) and source references F1–F4 (§13.5).
+//! Identity keys K1–K7 (ident.md "Acceptance scenarios: Identity keys") and source references F1–F4 (ident.md "Acceptance scenarios: Source references").
 
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ fn ctx() -> PathContext {
 }
 
 #[test]
-fn k1_native_identity_key_is_sorted_compact_json() {
+fn native_identity_key_is_sorted_compact_json() {
     let id = OperatorIdentity::build(
         KeyTrack::Native,
         "/repo/operator.cu",
@@ -30,7 +30,7 @@ fn k1_native_identity_key_is_sorted_compact_json() {
 }
 
 #[test]
-fn k2_py_identity_uses_the_python_key_and_the_raw_function() {
+fn py_identity_uses_the_python_key_and_the_raw_function() {
     let id = OperatorIdentity::build(
         KeyTrack::Py,
         "/repo/operator.py",
@@ -45,7 +45,7 @@ fn k2_py_identity_uses_the_python_key_and_the_raw_function() {
 }
 
 #[test]
-fn k3_spellings_of_one_kernel_share_one_identity_key() {
+fn spellings_of_one_kernel_share_one_identity_key() {
     let keys: Vec<String> = [
         "hipGraphLaunch->_ZN5aiter24add_rmsnorm_quant_kernelIDF16bEEv.kd",
         "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb0ELb0EEEvPKT_",
@@ -69,14 +69,14 @@ fn k3_spellings_of_one_kernel_share_one_identity_key() {
 }
 
 #[test]
-fn k4_empty_function_is_left_out() {
+fn empty_function_is_left_out() {
     let id = OperatorIdentity::build(KeyTrack::Native, "/repo/k.cu", "k", "  ", &ctx());
     assert_eq!(id.function, None);
     assert!(id.key().starts_with(r#"{"operation":"#), "{}", id.key());
 }
 
 #[test]
-fn k5_non_ascii_is_raw_and_quotes_are_escaped() {
+fn non_ascii_is_raw_and_quotes_are_escaped() {
     let id = OperatorIdentity::build(
         KeyTrack::Py,
         "/repo/caf\u{e9}/k.py",
@@ -90,7 +90,7 @@ fn k5_non_ascii_is_raw_and_quotes_are_escaped() {
 }
 
 #[test]
-fn k6_symlinked_directories_canonicalise_to_one_path() -> TestResult {
+fn symlinked_directories_canonicalise_to_one_path() -> TestResult {
     let dir = tempfile::tempdir()?;
     std::fs::create_dir(dir.path().join("real"))?;
     std::fs::write(dir.path().join("real/k.cu"), "__global__ void k() {}\n")?;
@@ -131,7 +131,7 @@ fn canonical_path_expands_home_only_when_given() {
 }
 
 #[test]
-fn k7_track_follows_the_extension_then_the_name_shape() {
+fn track_follows_the_extension_then_the_name_shape() {
     for path in [
         "kern.cu",
         "a/b/kern.cuh",
@@ -176,7 +176,7 @@ proptest! {
 }
 
 #[test]
-fn f1_call_form_gives_path_line_and_function() -> TestResult {
+fn call_form_gives_path_line_and_function() -> TestResult {
     let r = parse_source_ref("aiter/rmsnorm.py(42): rms_norm")?;
     assert_eq!(r.path, "aiter/rmsnorm.py");
     assert_eq!(r.line, Some(42));
@@ -190,7 +190,7 @@ fn f1_call_form_gives_path_line_and_function() -> TestResult {
 }
 
 #[test]
-fn f2_anchor_and_colon_forms_give_the_line() -> TestResult {
+fn anchor_and_colon_forms_give_the_line() -> TestResult {
     for value in ["csrc/k.cu#L7", "csrc/k.cu:7"] {
         let r = parse_source_ref(value)?;
         assert_eq!(
@@ -203,7 +203,7 @@ fn f2_anchor_and_colon_forms_give_the_line() -> TestResult {
 }
 
 #[test]
-fn f3_placeholders_in_any_case_and_spacing_are_rejected() {
+fn placeholders_in_any_case_and_spacing_are_rejected() {
     for value in [
         "-",
         "\u{2014}",
@@ -227,7 +227,7 @@ fn f3_placeholders_in_any_case_and_spacing_are_rejected() {
 }
 
 #[test]
-fn f4_vendor_labels_are_not_path_shaped_and_bare_files_are() -> TestResult {
+fn vendor_labels_are_not_path_shaped_and_bare_files_are() -> TestResult {
     for value in [
         "AITER (vendor)",
         "Triton (vendor)",

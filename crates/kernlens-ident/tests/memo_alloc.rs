@@ -1,4 +1,4 @@
-//! A memo hit allocates nothing (§14), checked with a counting allocator.
+//! A memo hit allocates nothing (ident.md "Performance goals"), checked with a counting allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

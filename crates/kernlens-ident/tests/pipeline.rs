@@ -1,4 +1,4 @@
-//! Acceptance scenarios I1–I38 of the spec (§13.1, §13.2): both keys of
+//! Acceptance scenarios I1–I38 of the spec (ident.md "Acceptance scenarios: Pipeline inputs from the study", ident.md "Acceptance scenarios: Further pipeline cases"): both keys of
 //! every input, including where the key deliberately departs from the
 //! original system's quirks.
 
@@ -16,7 +16,7 @@ fn assert_keys(input: &str, python: &str, native: &str) {
 }
 
 #[test]
-fn i01_graph_launched_code_object_symbol_is_demangled() {
+fn graph_launched_code_object_symbol_is_demangled() {
     assert_keys(
         "hipGraphLaunch->_ZN5aiter24add_rmsnorm_quant_kernelIDF16bEEv.kd",
         "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bEEv",
@@ -25,7 +25,7 @@ fn i01_graph_launched_code_object_symbol_is_demangled() {
 }
 
 #[test]
-fn i02_i03_module_launch_decoration_goes() {
+fn module_launch_decoration_goes() {
     assert_keys(
         "hipModuleLaunchKernel->_gqa_sparse_fwd_kernel",
         "_gqa_sparse_fwd_kernel",
@@ -39,7 +39,7 @@ fn i02_i03_module_launch_decoration_goes() {
 }
 
 #[test]
-fn i04_synthetic_op_tag_goes() {
+fn synthetic_op_tag_goes() {
     assert_keys(
         "hipModuleLaunchKernel->_mxfp8_grouped_gemm_kernel (Synthetic Op)",
         "_mxfp8_grouped_gemm_kernel",
@@ -48,7 +48,7 @@ fn i04_synthetic_op_tag_goes() {
 }
 
 #[test]
-fn i05_padding_return_type_templates_and_tag_go() {
+fn padding_return_type_templates_and_tag_go() {
     assert_keys(
         "  void   bar_kernel<int, 4>  (Synthetic Op) ",
         "bar_kernel",
@@ -57,7 +57,7 @@ fn i05_padding_return_type_templates_and_tag_go() {
 }
 
 #[test]
-fn i06_parameters_of_a_plain_name_go() {
+fn parameters_of_a_plain_name_go() {
     assert_keys(
         "cudaGraphLaunch->void foo_kernel<int>(int)",
         "foo_kernel",
@@ -66,12 +66,12 @@ fn i06_parameters_of_a_plain_name_go() {
 }
 
 #[test]
-fn i07_return_word_before_a_mangled_name_goes() {
+fn return_word_before_a_mangled_name_goes() {
     assert_keys("hipGraphLaunch->void _Z3fooPf", "_Z3fooPf", "foo");
 }
 
 #[test]
-fn i08_linux_and_macos_prefixes_both_demangle() {
+fn linux_and_macos_prefixes_both_demangle() {
     assert_keys(
         "_Z14rmsnorm_kernelPf",
         "_Z14rmsnorm_kernelPf",
@@ -85,7 +85,7 @@ fn i08_linux_and_macos_prefixes_both_demangle() {
 }
 
 #[test]
-fn i09_template_instances_share_one_native_key() {
+fn template_instances_share_one_native_key() {
     for input in [
         "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb0ELb0EEEvPKT_",
         "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi512ELi16ELb1ELb0EEEvPKT_",
@@ -95,7 +95,7 @@ fn i09_template_instances_share_one_native_key() {
 }
 
 #[test]
-fn i10_i11_mangled_and_printed_template_agree() {
+fn mangled_and_printed_template_agree() {
     assert_keys(
         "_ZN5aiter14fused_operatorIfEEv",
         "_ZN5aiter14fused_operatorIfEEv",
@@ -109,13 +109,13 @@ fn i10_i11_mangled_and_printed_template_agree() {
 }
 
 #[test]
-fn i12_substitutions_and_nested_templates_demangle() {
+fn substitutions_and_nested_templates_demangle() {
     let input = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENSt5arrayIPcLm1EEEEEviT0_T1_";
     assert_keys(input, input, "at::native::vectorized_elementwise_kernel");
 }
 
 #[test]
-fn i13_global_anonymous_namespace_is_spelled_out() {
+fn global_anonymous_namespace_is_spelled_out() {
     assert_keys(
         "_ZN12_GLOBAL__N_16kernelEv",
         "_ZN12_GLOBAL__N_16kernelEv",
@@ -124,7 +124,7 @@ fn i13_global_anonymous_namespace_is_spelled_out() {
 }
 
 #[test]
-fn i14_i15_i18_template_arguments_go_and_names_stay_distinct() {
+fn template_arguments_go_and_names_stay_distinct() {
     assert_keys("rmsnorm_kernel<bf16>", "rmsnorm_kernel", "rmsnorm_kernel");
     assert_keys("rmsnorm_kernel<fp16>", "rmsnorm_kernel", "rmsnorm_kernel");
     assert_keys("foo<bar<baz>>", "foo", "foo");
@@ -133,7 +133,7 @@ fn i14_i15_i18_template_arguments_go_and_names_stay_distinct() {
 }
 
 #[test]
-fn i16_i17_i22_non_templates_and_tags_stay() {
+fn non_templates_and_tags_stay() {
     assert_keys("<all>", "<all>", "<all>");
     assert_keys(
         "vllm::rocm_unquantized_gemm",
@@ -148,7 +148,7 @@ fn i16_i17_i22_non_templates_and_tags_stay() {
 }
 
 #[test]
-fn i19_every_launch_decoration_goes() {
+fn every_launch_decoration_goes() {
     assert_keys(
         "hipGraphLaunch->hipModuleLaunchKernel->foo_kernel",
         "foo_kernel",
@@ -157,30 +157,30 @@ fn i19_every_launch_decoration_goes() {
 }
 
 #[test]
-fn i20_cold_clone_of_a_mangled_name() {
+fn cold_clone_of_a_mangled_name() {
     assert_keys("_Z3fooi.cold", "_Z3fooi", "foo");
 }
 
 #[test]
-fn i21_clone_group_and_parameters_of_a_plain_name_go() {
+fn clone_group_and_parameters_of_a_plain_name_go() {
     assert_keys("foo(int) [clone .cold]", "foo", "foo");
 }
 
 #[test]
-fn i23_multi_word_return_type_after_a_decoration() {
+fn multi_word_return_type_after_a_decoration() {
     assert_keys("cudaLaunchKernel->unsigned foo", "foo", "foo");
     assert_keys("unsigned long x", "x", "x");
 }
 
 #[test]
-fn i24_wrong_length_prefix_falls_back_to_the_raw_symbol() {
+fn wrong_length_prefix_falls_back_to_the_raw_symbol() {
     let input = "_ZN5aiter18all_reduce_kernelIDF16bLi8EEEvv";
     assert_keys(input, input, input);
     assert_eq!(keys(input).demangled_by, DemangledBy::None);
 }
 
 #[test]
-fn i25_head_parser_reads_what_the_demangler_rejects() {
+fn head_parser_reads_what_the_demangler_rejects() {
     let input = "_ZN2at6native12_GLOBAL__N_128vectorized_layer_norm_kernelIN3c108BFloat16EfLb0EEEvifPKT_S7_S7_PT0_SA_PS4_";
     assert_keys(
         input,
@@ -192,13 +192,13 @@ fn i25_head_parser_reads_what_the_demangler_rejects() {
 }
 
 #[test]
-fn i26_nvcc_anonymous_namespace_is_spelled_out() {
+fn nvcc_anonymous_namespace_is_spelled_out() {
     let input = "_ZN2at6native53_GLOBAL__N__d2d5a4a2_21_layer_norm_kernel_cu_8d1f28ff6kernelEv";
     assert_keys(input, input, "at::native::(anonymous namespace)::kernel");
 }
 
 #[test]
-fn i27_i28_compiler_clone_suffixes_and_code_objects_go() {
+fn compiler_clone_suffixes_and_code_objects_go() {
     for input in [
         "_Z3fooi.isra.0",
         "_Z3fooi.constprop.0",
@@ -211,7 +211,7 @@ fn i27_i28_compiler_clone_suffixes_and_code_objects_go() {
 }
 
 #[test]
-fn i29_operator_less_with_template_list_and_return_type() {
+fn operator_less_with_template_list_and_return_type() {
     for input in [
         "foo::operator< <int>(int const&)",
         "bool foo::operator< <int>(int const&)",
@@ -221,7 +221,7 @@ fn i29_operator_less_with_template_list_and_return_type() {
 }
 
 #[test]
-fn i30_operator_names_survive_stripping() {
+fn operator_names_survive_stripping() {
     assert_keys("foo::operator()(int)", "foo::operator()", "foo::operator()");
     assert_keys("foo::operator>>(int)", "foo::operator>>", "foo::operator>>");
     assert_keys("foo::operator->()", "foo::operator->", "foo::operator->");
@@ -230,13 +230,13 @@ fn i30_operator_names_survive_stripping() {
 const GELU_LAMBDA_KEY: &str = "at::native::GeluCUDAKernelImpl::{lambda()#2}::operator()";
 
 #[test]
-fn i31_local_lambda_keeps_its_enclosing_function() {
+fn local_lambda_keeps_its_enclosing_function() {
     let input = "at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const";
     assert_keys(input, GELU_LAMBDA_KEY, GELU_LAMBDA_KEY);
 }
 
 #[test]
-fn i32_mangled_local_lambda_matches_its_printed_form() {
+fn mangled_local_lambda_matches_its_printed_form() {
     let input =
         "_ZZN2at6native18GeluCUDAKernelImplERNS_18TensorIteratorBaseENS0_8GeluTypeEENKUlvE0_clEv";
     assert_eq!(native_key(input), GELU_LAMBDA_KEY);
@@ -244,7 +244,7 @@ fn i32_mangled_local_lambda_matches_its_printed_form() {
 }
 
 #[test]
-fn i33_i34_arrows_without_a_following_name_stay() {
+fn arrows_without_a_following_name_stay() {
     for input in ["operator->", "hipGraphLaunch->", "x->"] {
         assert_keys(input, input, input);
     }
@@ -252,12 +252,12 @@ fn i33_i34_arrows_without_a_following_name_stay() {
 }
 
 #[test]
-fn i35_demangled_text_that_is_itself_mangled_takes_two_rounds() {
+fn demangled_text_that_is_itself_mangled_takes_two_rounds() {
     assert_keys("_ZN6_Z3fooE", "_ZN6_Z3fooE", "foo");
 }
 
 #[test]
-fn i36_memory_rows_are_tags_not_signatures() {
+fn memory_rows_are_tags_not_signatures() {
     for input in [
         "Memset (Device)",
         "Memcpy HtoD (Pageable -> Device)",
@@ -268,7 +268,7 @@ fn i36_memory_rows_are_tags_not_signatures() {
 }
 
 #[test]
-fn i37_return_type_template_and_parameters_go() {
+fn return_type_template_and_parameters_go() {
     assert_keys(
         "void rmsnorm_kernel<bf16>(float*)",
         "rmsnorm_kernel",
@@ -277,7 +277,7 @@ fn i37_return_type_template_and_parameters_go() {
 }
 
 #[test]
-fn i38_whitespace_only_is_the_only_empty_key() {
+fn whitespace_only_is_the_only_empty_key() {
     assert_keys("   ", "", "");
     assert_keys("", "", "");
 }

@@ -1,4 +1,4 @@
-//! Properties P1–P9 of the key pipeline (§12).
+//! Properties P1–P9 of the key pipeline (ident.md "Properties").
 
 use kernlens_ident::{
     KeyMemo, RETURN_TYPE_WORDS, clean_name, is_mangled, keys, native_key, python_key,
@@ -127,7 +127,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn p1_keys_are_idempotent(x in any_name()) {
+    fn keys_are_idempotent(x in any_name()) {
         let native = native_key(&x);
         let python = python_key(&x);
         prop_assert_eq!(native_key(&native), native.clone(), "native of {:?}", x);
@@ -135,7 +135,7 @@ proptest! {
     }
 
     #[test]
-    fn p2_launch_decorations_never_change_the_key(w in identifier(), x in any_name()) {
+    fn launch_decorations_never_change_the_key(w in identifier(), x in any_name()) {
         prop_assume!(!x.trim().is_empty());
         let decorated = format!("{w}->{x}");
         prop_assert_eq!(native_key(&decorated), native_key(&x));
@@ -143,7 +143,7 @@ proptest! {
     }
 
     #[test]
-    fn p3_code_object_and_synthetic_op_suffixes_never_change_the_key(x in any_name()) {
+    fn code_object_and_synthetic_op_suffixes_never_change_the_key(x in any_name()) {
         prop_assume!(!x.trim().is_empty() && !is_bare_decoration(&x));
         for suffixed in [format!("{x}.kd"), format!("{x} (Synthetic Op)")] {
             prop_assert_eq!(native_key(&suffixed), native_key(&x), "{:?}", suffixed);
@@ -152,7 +152,7 @@ proptest! {
     }
 
     #[test]
-    fn p4_template_arguments_and_parameters_never_change_the_key(
+    fn template_arguments_and_parameters_never_change_the_key(
         q in qualified(), t1 in balanced(), t2 in balanced(), p in balanced()
     ) {
         let plain = native_key(&q);
@@ -164,14 +164,14 @@ proptest! {
     }
 
     #[test]
-    fn p5_keys_are_never_empty_for_visible_text(x in any_name()) {
+    fn keys_are_never_empty_for_visible_text(x in any_name()) {
         prop_assume!(!x.trim().is_empty());
         prop_assert!(!native_key(&x).is_empty());
         prop_assert!(!python_key(&x).is_empty());
     }
 
     #[test]
-    fn p7_distinct_identifiers_keep_distinct_keys(a in identifier(), b in identifier(), t in balanced()) {
+    fn distinct_identifiers_keep_distinct_keys(a in identifier(), b in identifier(), t in balanced()) {
         prop_assume!(a != b);
         for (x, y) in [
             (a.clone(), b.clone()),
@@ -184,7 +184,7 @@ proptest! {
     }
 
     #[test]
-    fn p8_memo_answers_equal_direct_keys(names in prop::collection::vec(any_name(), 1..12), order in prop::collection::vec(0usize..12, 1..40)) {
+    fn memo_answers_equal_direct_keys(names in prop::collection::vec(any_name(), 1..12), order in prop::collection::vec(0usize..12, 1..40)) {
         let mut memo = KeyMemo::new();
         for i in order {
             let name = &names[i % names.len()];
@@ -193,7 +193,7 @@ proptest! {
     }
 
     #[test]
-    fn p9_tracks_agree_on_unmangled_names(x in any_name()) {
+    fn tracks_agree_on_unmangled_names(x in any_name()) {
         // A round can strip an unmangled name down to a mangled token
         // (`_Z3foo(int x)`); only the native track demangles that.
         prop_assume!(!is_mangled(&x) && !is_mangled(&python_key(&x)));
@@ -207,7 +207,7 @@ proptest! {
     /// P6: long inputs of every shape key without panicking (the time bound is
     /// measured by `benches/keys.rs`, not asserted here).
     #[test]
-    fn p6_long_adversarial_inputs_never_panic(
+    fn long_adversarial_inputs_never_panic(
         unit in prop::sample::select(&[
             "a<", "(", "{", "<(", "a->", "void ", ".kd", " (x Op)", "\u{2026}", "N1a", "operator<", "{lambda()#1}::", "a<b>",
             "\u{0}\u{7f}", "é<", ")", ">", "S_", "I", "...",
@@ -221,14 +221,14 @@ proptest! {
     }
 
     #[test]
-    fn p6_arbitrary_long_text_never_panics(x in prop::collection::vec(any::<char>(), 0..16384)) {
+    fn arbitrary_long_text_never_panics(x in prop::collection::vec(any::<char>(), 0..16384)) {
         let name: String = x.into_iter().collect();
         let _ = keys(&name);
     }
 }
 
 #[test]
-fn p2_graph_launch_decoration_is_pinned() {
+fn graph_launch_decoration_is_pinned() {
     for x in [
         "foo_kernel",
         "_Z3fooPf",
@@ -241,7 +241,7 @@ fn p2_graph_launch_decoration_is_pinned() {
 }
 
 #[test]
-fn p3_fails_only_for_a_bare_decoration() {
+fn fails_only_for_a_bare_decoration() {
     // `W->` keeps its text (nothing follows the arrow), but `W->.kd` is a
     // decoration followed by `.kd`; P2 and P3 cannot both hold for it.
     assert_eq!(native_key("x->"), "x->");

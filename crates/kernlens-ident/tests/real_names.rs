@@ -1,5 +1,5 @@
 //! Real kernel names from the bundled H200 captures (fixtures/traces): scenarios
-//! R1–R18 (§13.3), the reviewed key table of every distinct kernel name
+//! R1–R18 (ident.md "Acceptance scenarios: Real names from the H200 fixtures"), the reviewed key table of every distinct kernel name
 //! (fixtures/kernel_keys.tsv), and idempotence over every name of every trace. The
 //! third-party traces' names are checked against the table in public_traces.rs.
 
@@ -50,7 +50,7 @@ fn assert_real(name: &str, key: &str, category: Category, vendor: Option<VendorL
 const NVJET: &str = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT";
 
 #[test]
-fn r01_r02_vendor_kernels_keep_their_names() -> TestResult {
+fn vendor_kernels_keep_their_names() -> TestResult {
     let names = h200_names()?;
     assert_real(
         find(&names, NVJET)?,
@@ -69,7 +69,7 @@ fn r01_r02_vendor_kernels_keep_their_names() -> TestResult {
 }
 
 #[test]
-fn r03_r06_profiler_demangled_aten_kernels_key_to_their_template() -> TestResult {
+fn profiler_demangled_aten_kernels_key_to_their_template() -> TestResult {
     let names = h200_names()?;
     let layer_norm = find(
         &names,
@@ -116,7 +116,7 @@ fn r03_r06_profiler_demangled_aten_kernels_key_to_their_template() -> TestResult
 }
 
 #[test]
-fn r07_r12_triton_and_inductor_kernels_keep_their_suffixes() -> TestResult {
+fn triton_and_inductor_kernels_keep_their_suffixes() -> TestResult {
     let names = h200_names()?;
     for (name, category) in [
         ("_fused_scale_bias_kernel", Category::Elementwise),
@@ -150,7 +150,7 @@ fn r07_r12_triton_and_inductor_kernels_keep_their_suffixes() -> TestResult {
 }
 
 #[test]
-fn r13_r16_decorated_spellings_key_like_the_plain_names() -> TestResult {
+fn decorated_spellings_key_like_the_plain_names() -> TestResult {
     let names = h200_names()?;
     assert_real(
         &format!("cudaGraphLaunch->{NVJET}"),
@@ -184,7 +184,7 @@ fn r13_r16_decorated_spellings_key_like_the_plain_names() -> TestResult {
 }
 
 #[test]
-fn r17_memset_rows_are_memcpy_and_keep_their_tag() -> TestResult {
+fn memset_rows_are_memcpy_and_keep_their_tag() -> TestResult {
     let memsets: BTreeSet<String> = read_events(&fixture("eager.json.gz"))?
         .into_iter()
         .filter(|e| e.cat.as_deref() == Some("gpu_memset"))
@@ -202,7 +202,7 @@ fn r17_memset_rows_are_memcpy_and_keep_their_tag() -> TestResult {
 }
 
 #[test]
-fn r18_launch_events_of_the_fixtures_are_runtime_api_names() -> TestResult {
+fn launch_events_of_the_fixtures_are_runtime_api_names() -> TestResult {
     let mut launches = BTreeSet::new();
     for file in ["eager.json.gz", "graph.json.gz"] {
         for event in read_events(&fixture(file))? {

@@ -1,4 +1,4 @@
-//! Criterion benches of locate.md §14: the first `locate_many` of 50 names
+//! Criterion benches of locate.md "Performance goals": the first `locate_many` of 50 names
 //! over a source tree, the same call again on the warmed `Locator`, and 10
 //! new names after 40 cached ones (no walk, one scan).
 //!

@@ -1,4 +1,4 @@
-//! Writes the synthetic benchmark source tree (locate.md §14) and the
+//! Writes the synthetic benchmark source tree (locate.md "Performance goals") and the
 //! benchmark names: `gen_source_tree OUT_DIR [BYTES] [SEED]`. BYTES accepts a
 //! `K`, `M` or `G` suffix (default 1G); the names go to `OUT_DIR.names.txt`.
 

@@ -1,4 +1,4 @@
-//! The per-`Locator` caches (§5.5): the file list, the hit table per keyword,
+//! The per-`Locator` caches (locate.md "Scan architecture"): the file list, the hit table per keyword,
 //! retained bytes and file analyses, with the walk, re-stat and incremental
 //! rescan that keep them current.
 

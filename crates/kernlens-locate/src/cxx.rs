@@ -1,4 +1,4 @@
-//! Definition checks for C, C++, CUDA and HIP text (§7): a `__global__`
+//! Definition checks for C, C++, CUDA and HIP text (locate.md "What a hit proves"): a `__global__`
 //! kernel definition (strength 2), a plain function definition (strength
 //! 1), or a mention (declarations, calls, macros, launches).
 

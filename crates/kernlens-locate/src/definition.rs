@@ -1,4 +1,4 @@
-//! Definition or mention (§7): for a hit file and a keyword, the strongest
+//! Definition or mention (locate.md "What a hit proves"): for a hit file and a keyword, the strongest
 //! hit, its line, the enclosing function and the reason code.
 
 use std::path::Path;
@@ -18,7 +18,7 @@ use crate::triton_repr::always_suffixed;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum HitKind {
+pub(crate) enum HitKind {
     /// A `def` decorated with a Triton decorator.
     TritonJit,
     /// A `def` decorated with a FlyDSL decorator.
@@ -28,6 +28,7 @@ pub enum HitKind {
     /// A `__global__` kernel definition.
     CudaGlobal,
     /// A Rust GPU kernel (`#[cube(launch)]`, `#[kernel]`, rust-gpu entry point).
+    #[cfg_attr(not(feature = "rust-gpu"), allow(dead_code))]
     RustKernel,
     /// A plain Python `def`.
     Def,

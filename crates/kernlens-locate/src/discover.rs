@@ -1,4 +1,4 @@
-//! Discovery of installed framework packages without running Python (§3.1):
+//! Discovery of installed framework packages without running Python (locate.md "Search roots: Sources, in this order"):
 //! site directories are found from environment values handed in by the
 //! caller, and `.pth` files are read as data, never executed.
 
@@ -80,6 +80,24 @@ impl DiscoveryEnv {
         self.vars.insert(key.into(), value.into());
         self
     }
+
+    /// The same environment with these `PATH` entries.
+    pub fn with_path_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.path_dirs = dirs;
+        self
+    }
+
+    /// The same environment with this home directory.
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
+    /// The same environment trying the fixed system site directories under these prefixes.
+    pub fn with_system_prefixes(mut self, prefixes: Vec<PathBuf>) -> Self {
+        self.system_prefixes = prefixes;
+        self
+    }
 }
 
 /// A package directory found by discovery.
@@ -89,7 +107,7 @@ pub(crate) struct Found {
     pub package: &'static str,
 }
 
-/// The site directories of §3.1, in order (duplicates are harmless: roots
+/// The site directories of locate.md "Search roots: Sources, in this order", in order (duplicates are harmless: roots
 /// are de-duplicated later).
 pub(crate) fn site_dirs(env: &DiscoveryEnv) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! What a hit proves (§7, §8.2; issue rules 2a–2c): the cached facts of one
+//! What a hit proves (locate.md "What a hit proves", locate.md "Ranking and the pass driver: Passes and confidence"; issue rules 2a–2c): the cached facts of one
 //! hit file for one keyword of one name, and the confidence they give.
 
 use crate::compose::{Composed, best_site};

@@ -1,4 +1,4 @@
-//! Keyword plans (§6): which literal strings each pass searches for a name.
+//! Keyword plans (locate.md "Keywords"): which literal strings each pass searches for a name.
 
 use kernlens_ident::{DemangledBy, RETURN_TYPE_WORDS, clean_name, is_runtime_api_name, keys};
 use serde::Serialize;
@@ -41,7 +41,7 @@ const MIN_PRIMARY_CHARS: usize = 5;
 const MIN_WINDOW_CHARS: usize = 6;
 
 /// Why a name is not searched at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Refusal {
@@ -55,7 +55,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The stable reason code.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Refusal::RuntimeApiName => "runtime_api_name",
             Refusal::NotAKernel => "not_a_kernel",
@@ -70,7 +70,7 @@ impl Refusal {
 pub struct KeywordPlan {
     /// The name as given.
     pub name: String,
-    /// The base name (§6.2), the symbol the passes are built from.
+    /// The base name (locate.md "Keywords: Base name, shape and scope"), the symbol the passes are built from.
     pub base: String,
     /// Primary keywords, at most 3, in the order tried.
     pub primary: Vec<String>,
@@ -202,7 +202,7 @@ fn underscores(s: &str) -> usize {
     s.bytes().filter(|&b| b == b'_').count()
 }
 
-/// The §6.3 filters, in order. The first occurrence of `whole` (a C++
+/// The locate.md "Keywords: Primary keywords" filters, in order. The first occurrence of `whole` (a C++
 /// spelling whose trailing `_` is part of it) keeps its `_`.
 fn filter_tokens(tokens: Vec<String>, whole: Option<&str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -226,7 +226,7 @@ fn filter_tokens(tokens: Vec<String>, whole: Option<&str>) -> Vec<String> {
     out
 }
 
-/// The word filters of §6.3 (3)–(5).
+/// The word filters of locate.md "Keywords: Primary keywords" (3)–(5).
 fn keep_primary(t: &str) -> bool {
     let t = t.trim_end_matches('_');
     !(RETURN_TYPE_WORDS.contains(&t)
@@ -236,7 +236,7 @@ fn keep_primary(t: &str) -> bool {
 }
 
 /// Splits a native key at top-level `::` and returns the base name and the
-/// plain-identifier qualifier before it (§6.2).
+/// plain-identifier qualifier before it (locate.md "Keywords: Base name, shape and scope").
 pub(crate) fn base_and_qualifier(key: &str) -> (&str, Option<&str>) {
     let comps = top_level_components(key);
     let Some(idx) = comps
@@ -322,7 +322,7 @@ fn lenient_identifiers(text: &str) -> Vec<String> {
 }
 
 /// A name's `_`-separated segments joined back with single `_`s, and the end
-/// offset of each segment in that text: every window and prefix of §6.4–§6.5
+/// offset of each segment in that text: every window and prefix of locate.md "Keywords: Sub-window keywords" and "Keywords: Leading-prefix keywords"
 /// is a slice of it, so planning never joins segments more than once.
 struct Joined {
     text: String,
@@ -366,7 +366,7 @@ fn keep_window(w: &str) -> bool {
     w.chars().nth(MIN_WINDOW_CHARS - 1).is_some()
 }
 
-/// §6.4: windows that drop leading segments, longest first.
+/// locate.md "Keywords: Sub-window keywords": windows that drop leading segments, longest first.
 ///
 /// Dropping a non-empty segment shortens the window, so the windows come out
 /// distinct and longest first, and once one is too short every later one is:
@@ -392,7 +392,7 @@ fn subwindows(base: &str) -> Vec<String> {
         .collect()
 }
 
-/// §6.5: prefixes that drop trailing segments; the 8 shortest, longest first.
+/// locate.md "Keywords: Leading-prefix keywords": prefixes that drop trailing segments; the 8 shortest, longest first.
 ///
 /// Prefixes grow with their segment count, so the kept ones are the
 /// `MAX_PREFIXES` shortest from the first long enough, reversed.
@@ -417,7 +417,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// §6.4 and §6.5 as written: every window joined, filtered, deduplicated,
+    /// locate.md "Keywords: Sub-window keywords" and locate.md "Keywords: Leading-prefix keywords" as written: every window joined, filtered, deduplicated,
     /// sorted and cut (quadratic in the segment count).
     fn reference(base: &str) -> (Vec<String>, Vec<String>) {
         let keep = |w: &str| {

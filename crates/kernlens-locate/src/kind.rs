@@ -1,56 +1,14 @@
-//! Source kinds (§9): what sort of source a kernel comes from, decided from
+//! Source kinds (locate.md "Source kind"): what sort of source a kernel comes from, decided from
 //! its name, its path and the first bytes of the file.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use kernlens_ident::SourceKind;
 use kernlens_ident::{NATIVE_EXTENSIONS, vendor_of};
-use serde::Serialize;
 
 use crate::keywords::{base_and_qualifier, keywords_for};
 use crate::python::scan_python;
-
-/// The source kind labels; they match the gate crate's `SourceKind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum SourceKind {
-    /// A Triton kernel (`@triton.jit`).
-    Triton,
-    /// A FlyDSL kernel.
-    Flydsl,
-    /// Plain Python.
-    Python,
-    /// CUDA C++.
-    Cuda,
-    /// HIP C++.
-    Hip,
-    /// Host C or C++.
-    Cpp,
-    /// A kernel shipped in a vendor library binary (cuBLAS, cuDNN, rocBLAS…).
-    VendorBinary,
-    /// Generated at run time (Inductor, Triton caches): edits there do not last.
-    RuntimeGenerated,
-    /// Not known.
-    Unknown,
-}
-
-impl SourceKind {
-    /// The stable label.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::Triton => "triton",
-            SourceKind::Flydsl => "flydsl",
-            SourceKind::Python => "python",
-            SourceKind::Cuda => "cuda",
-            SourceKind::Hip => "hip",
-            SourceKind::Cpp => "cpp",
-            SourceKind::VendorBinary => "vendor_binary",
-            SourceKind::RuntimeGenerated => "runtime_generated",
-            SourceKind::Unknown => "unknown",
-        }
-    }
-}
 
 /// Path fragments of runtime-generated caches (compared lower-cased, `\` as `/`).
 pub const RUNTIME_GENERATED_MARKERS: &[&str] = &[
@@ -108,6 +66,29 @@ pub struct KindContext {
 }
 
 impl KindContext {
+    /// No cache directories and no reusable roots.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same context with the `TORCHINDUCTOR_CACHE_DIR` value.
+    pub fn with_inductor_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.inductor_cache_dir = dir;
+        self
+    }
+
+    /// The same context with the `TRITON_CACHE_DIR` value.
+    pub fn with_triton_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.triton_cache_dir = dir;
+        self
+    }
+
+    /// The same context with these maintained roots.
+    pub fn with_reusable_roots(mut self, roots: Vec<PathBuf>) -> Self {
+        self.reusable_roots = roots;
+        self
+    }
+
     /// A context with the cache directories handed in from the environment.
     pub fn with_cache_dirs(inductor: Option<PathBuf>, triton: Option<PathBuf>) -> Self {
         KindContext {
@@ -148,7 +129,7 @@ fn contains_any(hay: &[u8], needles: &[&str]) -> bool {
 pub fn source_kind_for(name: &str, path: Option<&Path>, ctx: &KindContext) -> SourceKind {
     let lower = name.to_lowercase();
     if FLYDSL_NAME_MARKERS.iter().any(|m| lower.contains(m)) {
-        return SourceKind::Flydsl;
+        return SourceKind::FlyDsl;
     }
     let path = path.filter(|p| !p.as_os_str().is_empty());
     if let Some(p) = path {
@@ -184,7 +165,7 @@ pub fn source_kind_for(name: &str, path: Option<&Path>, ctx: &KindContext) -> So
             }
             let head = peek(p, PYTHON_PEEK_BYTES);
             if contains_any(&head, FLYDSL_TEXT_MARKERS) {
-                return SourceKind::Flydsl;
+                return SourceKind::FlyDsl;
             }
             if let Ok(text) = std::fs::read(p) {
                 let symbols = scan_python(&String::from_utf8_lossy(&text));
@@ -206,7 +187,7 @@ pub fn source_kind_for(name: &str, path: Option<&Path>, ctx: &KindContext) -> So
     SourceKind::Unknown
 }
 
-/// The base name (§6.2) of a traced name, or the name itself when it has none.
+/// The base name (locate.md "Keywords: Base name, shape and scope") of a traced name, or the name itself when it has none.
 fn traced_symbol(name: &str) -> String {
     let plan = keywords_for(name);
     if !plan.base.is_empty() {
@@ -216,7 +197,7 @@ fn traced_symbol(name: &str) -> String {
     base_and_qualifier(&key).0.to_owned()
 }
 
-/// The core of a symbol for Triton def matching (§9.3).
+/// The core of a symbol for Triton def matching (locate.md "Source kind: The Python scanner").
 pub fn core_of(name: &str) -> String {
     let cut = name
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

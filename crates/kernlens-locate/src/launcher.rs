@@ -1,4 +1,4 @@
-//! Launcher evidence (§10): the Python frame that launched each kernel,
+//! Launcher evidence (locate.md "Launcher evidence from traces"): the Python frame that launched each kernel,
 //! from a `with_stack` trace's kernel, launch and `python_function` events.
 //! This module never parses JSON; events come from the trace crate's
 //! observer (feature `trace`) or any other source through [`LauncherIndex::from_events`].
@@ -39,6 +39,29 @@ impl Default for LauncherOptions {
                 .collect(),
             max_launches: DEFAULT_MAX_LAUNCHES,
         }
+    }
+}
+
+impl LauncherOptions {
+    /// The defaults: [`DEFAULT_SKIP_PREFIXES`] and [`DEFAULT_MAX_LAUNCHES`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same options skipping frames under these path prefixes instead.
+    pub fn with_skip_prefixes<I, S>(mut self, prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.skip_prefixes = prefixes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same options examining at most `max_launches` launches per kernel name.
+    pub fn with_max_launches(mut self, max_launches: usize) -> Self {
+        self.max_launches = max_launches;
+        self
     }
 }
 
@@ -448,7 +471,7 @@ pub(crate) fn parse_frame(name: &str) -> Option<(&str, usize, &str)> {
     None
 }
 
-/// Resolves a frame path against the roots (§10.3).
+/// Resolves a frame path against the roots (locate.md "Launcher evidence from traces: Resolving the frame path").
 pub(crate) fn resolve_frame_path(frame: &str, roots: &[PathBuf]) -> Option<PathBuf> {
     let p = Path::new(frame);
     if p.is_relative() {

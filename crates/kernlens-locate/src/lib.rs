@@ -23,7 +23,9 @@
 //! # Example
 //!
 //! ```
-//! use kernlens_locate::{Confidence, Locator, LocateOptions, Method, SourceKind};
+//! use kernlens_locate::{
+//!     Confidence, Locator, LocateOptions, Method, NotFound, Refusal, SourceKind,
+//! };
 //!
 //! let dir = tempfile::tempdir()?;
 //! std::fs::create_dir_all(dir.path().join("pkg"))?;
@@ -42,7 +44,7 @@
 //! assert_eq!(results[0].method, Method::Definition);
 //! assert_eq!(results[0].confidence, Confidence::Definition);
 //! assert_eq!(results[0].kind, SourceKind::Triton);
-//! assert_eq!(results[1].reason.as_deref(), Some("runtime_api_name"));
+//! assert_eq!(results[1].reason, Some(NotFound::Refused(Refusal::RuntimeApiName)));
 //!
 //! // A second call is served from the cache.
 //! locator.locate_many(&["_add_kernel"], &LocateOptions::default());
@@ -75,25 +77,30 @@ mod shape;
 mod triton_repr;
 
 pub use builder::LocatorBuilder;
-pub use definition::HitKind;
 pub use discover::{DiscoveryEnv, FRAMEWORK_PACKAGES};
 pub use error::LocateError;
 pub use keywords::{KeywordPlan, NAMESPACE_BLOCKLIST, Refusal, keywords_for};
-pub use kind::{
-    KindContext, RUNTIME_GENERATED_MARKERS, SourceKind, core_of, cores_match, source_kind_for,
-};
+pub use kind::{KindContext, RUNTIME_GENERATED_MARKERS, SourceKind, source_kind_for};
 pub use launcher::{
     DEFAULT_MAX_LAUNCHES, DEFAULT_SKIP_PREFIXES, EventId, Launcher, LauncherEvent, LauncherIndex,
     LauncherIndexBuilder, LauncherOptions,
 };
 pub use locator::{DEFAULT_MAX_FILE_BYTES, LocateOptions, LocateStats, Locator};
 pub use passes::TRAMPOLINE_UNBOUND;
+// Internals reachable only with the hidden `fuzzing` feature, for the crate's
+// own tests and the fuzz targets (fuzz/): the Python scanner and the Triton
+// core matcher. Not public API; they change without notice.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use kind::{core_of, cores_match};
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub use python::{
     PyAssign, PyClass, PyDef, PyString, PySymbols, is_flydsl_decorator, is_triton_decorator,
     scan_python,
 };
 pub use result::{
-    Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method, Score,
+    Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method, NotFound, Score,
 };
 pub use roots::{RootOrigin, RootWarning, SearchRoot};
 pub use scan::DEFAULT_SKIP_DIRS;

@@ -25,13 +25,18 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct LocateOptions {
-    /// Launcher evidence from a trace (§10).
+    /// Launcher evidence from a trace (locate.md "Launcher evidence from traces").
     pub launchers: Option<LauncherIndex>,
-    /// Cache directories for source kinds (§9.2).
+    /// Cache directories for source kinds (locate.md "Source kind: Rules").
     pub kind: KindContext,
 }
 
 impl LocateOptions {
+    /// No launcher evidence and an empty kind context.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// Options with launcher evidence.
     pub fn with_launchers(mut self, index: LauncherIndex) -> Self {
         self.launchers = Some(index);

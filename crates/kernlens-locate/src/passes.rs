@@ -1,4 +1,4 @@
-//! The pass driver (§8.2): primary, sub-window and prefix passes in order,
+//! The pass driver (locate.md "Ranking and the pass driver: Passes and confidence"): primary, sub-window and prefix passes in order,
 //! and the rendering of the winner into a result record.
 
 use std::path::{Path, PathBuf};
@@ -9,12 +9,12 @@ use crate::kind::{KindContext, source_kind_for};
 use crate::launcher::resolve_frame_path;
 use crate::locator::{LocateOptions, Locator};
 use crate::rank::{Ranked, why_codes};
-use crate::result::{Candidate, Confidence, LauncherReport, LocateResult, MENTION_ONLY, Method};
+use crate::result::{Candidate, Confidence, LauncherReport, LocateResult, Method, NotFound};
 use crate::shape::type_head;
 
 /// The `reason` of a name whose only definition is a generic trampoline and
 /// whose bound class is not in the tree.
-pub const TRAMPOLINE_UNBOUND: &str = "trampoline_unbound";
+pub const TRAMPOLINE_UNBOUND: &str = NotFound::TrampolineUnbound.as_str();
 
 /// Candidates reported per result.
 const MAX_CANDIDATES: usize = 5;
@@ -27,15 +27,13 @@ impl Locator {
         kind_ctx: &KindContext,
     ) -> LocateResult {
         if let Some(refusal) = plan.refusal {
-            let mut r = not_found(
+            return not_found(
                 &plan.name,
                 &[],
-                Some(refusal.as_str().to_owned()),
+                Some(NotFound::Refused(refusal)),
                 None,
                 source_kind_for(&plan.name, None, kind_ctx),
             );
-            r.reason = Some(refusal.as_str().to_owned());
-            return r;
         }
         let launcher = opts
             .launchers
@@ -145,7 +143,7 @@ impl Locator {
             corroborated: false,
             candidate_rank: None,
         });
-        let reason = report.as_ref().map(|_| "launcher_unconfirmed".to_owned());
+        let reason = report.as_ref().map(|_| NotFound::LauncherUnconfirmed);
         not_found(&plan.name, &tried, reason, report, kind)
     }
 
@@ -197,7 +195,7 @@ impl Locator {
                     resolved,
                     kind_ctx,
                 );
-                r.reason = Some(TRAMPOLINE_UNBOUND.to_owned());
+                r.reason = Some(NotFound::TrampolineUnbound);
                 r
             }
         }
@@ -259,7 +257,7 @@ impl Locator {
             let mut r = not_found(
                 &plan.name,
                 &tried,
-                Some(MENTION_ONLY.to_owned()),
+                Some(NotFound::MentionOnly),
                 report,
                 kind,
             );
@@ -307,7 +305,7 @@ impl Locator {
 pub(crate) fn not_found(
     name: &str,
     tried: &[String],
-    reason: Option<String>,
+    reason: Option<NotFound>,
     launcher: Option<LauncherReport>,
     kind: crate::kind::SourceKind,
 ) -> LocateResult {

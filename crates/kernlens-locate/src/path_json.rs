@@ -1,4 +1,4 @@
-//! JSON for paths that are not valid UTF-8 (locate.md §16.3): such a path is
+//! JSON for paths that are not valid UTF-8 (locate.md "Planning, scan and JSON paths: Paths that are not UTF-8"): such a path is
 //! written lossily (`U+FFFD` for each bad sequence), so a document never fails
 //! to serialise, and the answer's own paths carry their exact bytes beside it.
 //!

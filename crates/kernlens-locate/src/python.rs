@@ -1,4 +1,4 @@
-//! The line-and-indent Python scanner (§9.3). It finds `def`s with their
+//! The line-and-indent Python scanner (locate.md "Source kind: The Python scanner"). It finds `def`s with their
 //! decorators, column-0 assignments and string literals without a parser:
 //! it survives syntax it does not know, and a misread string costs one line.
 
@@ -127,7 +127,7 @@ pub(crate) fn line_start(bytes: &[u8], line: usize) -> usize {
         .map_or(bytes.len(), |p| p + 1)
 }
 
-/// True for a Triton decorator's dotted name (§9.3).
+/// True for a Triton decorator's dotted name (locate.md "Source kind: The Python scanner").
 pub fn is_triton_decorator(dotted: &str) -> bool {
     let (head, last) = match dotted.rsplit_once('.') {
         Some((h, l)) => (Some(h), l),

@@ -1,4 +1,4 @@
-//! The sort key (§8.1): the score components of a candidate, their reason
+//! The sort key (locate.md "Ranking and the pass driver: Sort key"): the score components of a candidate, their reason
 //! codes, and the ordering of one keyword's hit files.
 
 use std::collections::HashMap;
@@ -39,7 +39,7 @@ impl Locator {
             .unwrap_or_default()
     }
 
-    /// A candidate with its §8.1 score (and canonical path, for the
+    /// A candidate with its locate.md "Ranking and the pass driver: Sort key" score (and canonical path, for the
     /// launcher check); prefix-pass fields left empty.
     fn ranked_entry(
         &self,
@@ -70,7 +70,7 @@ impl Locator {
     }
 
     /// Sorts candidates: literal characters (prefix pass) descending, then
-    /// §8.1, then the path byte-wise.
+    /// locate.md "Ranking and the pass driver: Sort key", then the path byte-wise.
     fn sort_ranked(&self, out: &mut [Ranked]) {
         let paths: HashMap<u32, PathBuf> = out
             .iter()
@@ -101,7 +101,7 @@ impl Locator {
         Some((entry, bytes, analysis))
     }
 
-    /// Ranks the hit files of one keyword (§8.1; the prefix pass first by
+    /// Ranks the hit files of one keyword (locate.md "Ranking and the pass driver: Sort key"; the prefix pass first by
     /// the literal characters of a whole-name template).
     pub(crate) fn rank(
         &mut self,
@@ -291,7 +291,7 @@ impl Locator {
     }
 
     /// Rule 2h: the hit files of `ty` that define it as a class, as
-    /// ordinary definitions ranked by §8.1.
+    /// ordinary definitions ranked by locate.md "Ranking and the pass driver: Sort key".
     pub(crate) fn rank_classes(
         &mut self,
         ty: &str,
@@ -344,7 +344,7 @@ pub(crate) fn sort_key(s: &Score) -> SortKey {
     )
 }
 
-/// Path penalties and bonuses of §8.1 component 4.
+/// Path penalties and bonuses of locate.md "Ranking and the pass driver: Sort key" component 4.
 const PATH_KINDS: &[(&str, i32, &str)] = &[
     ("/csrc/", -3, "path:csrc(-3)"),
     ("/optimized_versions/", 5, "path:optimized_versions(+5)"),

@@ -1,9 +1,10 @@
-//! The explainable result record (§11).
+//! The explainable result record (locate.md "Result record").
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::keywords::Refusal;
 use crate::kind::SourceKind;
 
 /// How the answer was found.
@@ -25,10 +26,54 @@ pub enum Method {
     NotFound,
 }
 
-/// The `reason` of a result whose best file only mentions the name.
-pub const MENTION_ONLY: &str = "mention_only";
+/// Why a name has no answer ([`LocateResult::reason`]). Serialises as its
+/// [`as_str`](NotFound::as_str) code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NotFound {
+    /// The name is not searched at all (a launch API, a memcpy row, no keyword).
+    Refused(Refusal),
+    /// Files mention the name but none defines it; the best is kept as a candidate.
+    MentionOnly,
+    /// The trace names a launcher frame, but no definition confirms it.
+    LauncherUnconfirmed,
+    /// The only definition is a generic trampoline whose bound class is not in the tree.
+    TrampolineUnbound,
+}
 
-/// What the answer rests on (locate.md §11). Only the first three make a
+impl NotFound {
+    /// The stable reason code (`runtime_api_name`, `mention_only`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            NotFound::Refused(refusal) => refusal.as_str(),
+            NotFound::MentionOnly => "mention_only",
+            NotFound::LauncherUnconfirmed => "launcher_unconfirmed",
+            NotFound::TrampolineUnbound => "trampoline_unbound",
+        }
+    }
+
+    /// True when locate refused to search the name at all.
+    pub fn is_refusal(self) -> bool {
+        matches!(self, NotFound::Refused(_))
+    }
+}
+
+impl std::fmt::Display for NotFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for NotFound {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// The `reason` code of a result whose best file only mentions the name.
+pub const MENTION_ONLY: &str = NotFound::MentionOnly.as_str();
+
+/// What the answer rests on (locate.md "Result record"). Only the first three make a
 /// result `found`: a file that merely mentions a name does not prove it
 /// holds the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -68,7 +113,7 @@ impl Confidence {
     }
 }
 
-/// The §8.1 sort components of one candidate (lower is better), plus the
+/// The locate.md "Ranking and the pass driver: Sort key" sort components of one candidate (lower is better), plus the
 /// prefix-pass scores.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -131,7 +176,7 @@ pub struct Candidate {
 pub struct LauncherReport {
     /// The frame path as the trace records it.
     pub path: String,
-    /// The frame path resolved on this machine (§10.3), or null.
+    /// The frame path resolved on this machine (locate.md "Launcher evidence from traces: Resolving the frame path"), or null.
     #[serde(serialize_with = "crate::path_json::lossy")]
     pub resolved_path: Option<PathBuf>,
     /// The frame's line.
@@ -176,8 +221,9 @@ pub struct LocateResult {
     pub keyword: Option<String>,
     /// Every keyword tried, in order.
     pub keywords_tried: Vec<String>,
-    /// A refusal reason, `mention_only` or `launcher_unconfirmed`.
-    pub reason: Option<String>,
+    /// Why there is no answer (`None` when found): a refusal,
+    /// `mention_only`, `launcher_unconfirmed` or `trampoline_unbound`.
+    pub reason: Option<NotFound>,
     /// The nearest ancestor of the path holding `.git`.
     #[serde(serialize_with = "crate::path_json::lossy")]
     pub repo_root: Option<PathBuf>,

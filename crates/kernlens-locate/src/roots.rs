@@ -1,5 +1,5 @@
 //! Search roots: explicit, from the `KERNLENS_SOURCE_ROOTS` value, and
-//! discovered; normalised and de-duplicated (§3).
+//! discovered; normalised and de-duplicated (locate.md "Search roots").
 
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,7 @@ pub struct SearchRoot {
     pub path: PathBuf,
     /// Where it came from (the first occurrence wins for duplicates).
     pub origin: RootOrigin,
-    /// False when the path lies in a runtime-generated cache (§9 rule 2):
+    /// False when the path lies in a runtime-generated cache (locate.md "Source kind" rule 2):
     /// sources there are regenerated, not maintained.
     pub reusable: bool,
 }

@@ -1,4 +1,4 @@
-//! Rust GPU kernels (§7, optional): functions of a `.rs` file, parsed with
+//! Rust GPU kernels (locate.md "What a hit proves", optional): functions of a `.rs` file, parsed with
 //! `syn`, marked as kernels by `#[cube(launch)]` / `#[cube(launch_unchecked)]`
 //! (CubeCL), `#[kernel]` (rust-cuda) or `#[spirv(...)]` entry points (rust-gpu).
 

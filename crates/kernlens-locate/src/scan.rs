@@ -1,4 +1,4 @@
-//! The walk and the scan (§4–§5): one parallel walk over all roots, and one
+//! The walk and the scan (locate.md "Which files are searched" and "Scan architecture"): one parallel walk over all roots, and one
 //! search per file for every keyword of every requested name: a packed
 //! (Teddy) search for the keywords that contain no other, confirmed in place
 //! for the longer ones.

@@ -58,7 +58,7 @@ const INDUCTOR_TAGS: &[&str] = &[
 ];
 
 /// The shape of a name, from its cleaned text, whether it was mangled and its
-/// base name (§6.2).
+/// base name (locate.md "Keywords: Base name, shape and scope").
 pub(crate) fn shape_of(cleaned: &str, mangled: bool, base: &str) -> NameShape {
     let bytes = cleaned.as_bytes();
     let cxx_bracket = bytes.iter().enumerate().any(|(i, &b)| {

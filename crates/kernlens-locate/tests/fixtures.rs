@@ -1,4 +1,4 @@
-//! End-to-end scenarios on the built fixture trees (locate.md §13.2, §13.4).
+//! End-to-end scenarios on the built fixture trees (locate.md "Acceptance scenarios: End to end on built fixtures", locate.md "Acceptance scenarios: Kinds").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -37,7 +37,7 @@ fn best_candidate(r: &LocateResult, root: &Path) -> String {
 fn assert_mention_only(r: &LocateResult) {
     assert!(!r.found, "{}", r.name);
     assert_eq!(r.confidence, Confidence::Mention);
-    assert_eq!(r.reason.as_deref(), Some("mention_only"));
+    assert_eq!(r.reason.map(|r| r.as_str()), Some("mention_only"));
     assert_eq!(r.method, Method::Mention);
     assert!(r.path.is_none());
     assert!(!r.candidates.is_empty());
@@ -56,7 +56,7 @@ const R5: &str = "void at::native::vectorized_elementwise_kernel<8, at::native::
 const R6: &str = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 2, 1, 1>, std::plus<float>, float>(at::native::(anonymous namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 2, 1, 1>, std::plus<float>, float)";
 
 #[test]
-fn s11_defining_module_beats_the_reexporting_init() {
+fn defining_module_beats_the_reexporting_init() {
     let root = fixture("vllm_like");
     let r = &locate_in(&root, &["_mxfp8_linear_kernel"])[0];
     assert!(r.found);
@@ -81,7 +81,7 @@ fn s11_defining_module_beats_the_reexporting_init() {
 }
 
 #[test]
-fn s11b_with_only_mentions_nothing_is_found_and_the_module_leads_the_candidates() {
+fn with_only_mentions_nothing_is_found_and_the_module_leads_the_candidates() {
     let root = fixture("mention_only");
     let r = &locate_in(&root, &["_mxfp8_linear_kernel"])[0];
     assert_mention_only(r);
@@ -91,7 +91,7 @@ fn s11b_with_only_mentions_nothing_is_found_and_the_module_leads_the_candidates(
 }
 
 #[test]
-fn s12_without_the_definer_the_dispatching_mention_is_only_a_candidate() {
+fn without_the_definer_the_dispatching_mention_is_only_a_candidate() {
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(&fixture("vllm_like"), tmp.path());
     std::fs::remove_file(tmp.path().join("vllm/kernels/linear/mxfp8/rocm_native.py")).unwrap();
@@ -102,7 +102,7 @@ fn s12_without_the_definer_the_dispatching_mention_is_only_a_candidate() {
 }
 
 #[test]
-fn s13_fstring_composer_is_found_by_a_template_matching_the_whole_name() {
+fn fstring_composer_is_found_by_a_template_matching_the_whole_name() {
     let root = fixture("aiter_like");
     let r = &locate_in(
         &root,
@@ -122,13 +122,13 @@ fn s13_fstring_composer_is_found_by_a_template_matching_the_whole_name() {
     assert_eq!(r.candidates[0].score.prefix_chars, Some(33));
     assert_eq!(r.function.as_deref(), Some("compile_moe_gemm"));
     assert_eq!(r.line, Some(9));
-    assert_eq!(r.kind, SourceKind::Flydsl);
+    assert_eq!(r.kind, SourceKind::FlyDsl);
     // Every keyword tried before the prefix pass answered is listed.
     assert!(r.keywords_tried.len() > 6);
 }
 
 #[test]
-fn s14_more_literal_characters_win_between_sibling_composers() {
+fn more_literal_characters_win_between_sibling_composers() {
     let root = fixture("aiter_like");
     let r = &locate_in(
         &root,
@@ -147,7 +147,7 @@ fn s14_more_literal_characters_win_between_sibling_composers() {
 }
 
 #[test]
-fn s15_profiler_wrapped_name_is_found_through_a_subwindow() {
+fn profiler_wrapped_name_is_found_through_a_subwindow() {
     let root = fixture("vllm_like");
     let r = &locate_in(
         &root,
@@ -160,7 +160,7 @@ fn s15_profiler_wrapped_name_is_found_through_a_subwindow() {
 }
 
 #[test]
-fn s16_only_launch_api_names_walk_nothing() {
+fn only_launch_api_names_walk_nothing() {
     let mut l = Locator::builder()
         .root(fixture("vllm_like"))
         .build()
@@ -177,7 +177,7 @@ fn s16_only_launch_api_names_walk_nothing() {
     let rs = l.locate_many(&names, &LocateOptions::default());
     assert!(rs.iter().all(|r| !r.found
         && r.method == Method::NotFound
-        && r.reason.as_deref() == Some("runtime_api_name")));
+        && r.reason.map(|r| r.as_str()) == Some("runtime_api_name")));
     assert_eq!(l.stats().files_walked, 0);
     let r = l.locate(
         "hipModuleLaunchKernel->_gqa_sparse_decode_kernel (Synthetic Op)",
@@ -188,7 +188,7 @@ fn s16_only_launch_api_names_walk_nothing() {
 }
 
 #[test]
-fn s17_option_and_regex_lookalikes_are_matched_literally() {
+fn option_and_regex_lookalikes_are_matched_literally() {
     let root = fixture("danger");
     let rs = locate_in(&root, &["--danger_kernel", "a.b*[c]_kernel"]);
     // The file only mentions them (no definition can spell them), so each is
@@ -200,7 +200,7 @@ fn s17_option_and_regex_lookalikes_are_matched_literally() {
 }
 
 #[test]
-fn s18_global_kernels_with_templates_and_launch_bounds_are_definitions() {
+fn global_kernels_with_templates_and_launch_bounds_are_definitions() {
     let root = fixture("aiter_like");
     let rs = locate_in(
         &root,
@@ -237,7 +237,7 @@ fn s18_global_kernels_with_templates_and_launch_bounds_are_definitions() {
 }
 
 #[test]
-fn s19_csrc_definition_wins_and_jinja_is_never_scanned() {
+fn csrc_definition_wins_and_jinja_is_never_scanned() {
     let root = fixture("aiter_like");
     let r = &locate_in(&root, &["foo_kernel(float*, int)"])[0];
     assert_eq!(rel(r, &root), "aiter/csrc/kernels/foo_kernel.cc");
@@ -248,7 +248,7 @@ fn s19_csrc_definition_wins_and_jinja_is_never_scanned() {
 }
 
 #[test]
-fn s20_cuda_tree_definitions_beat_calls_and_declarations() {
+fn cuda_tree_definitions_beat_calls_and_declarations() {
     let root = fixture("cuda_tree");
     let rs = locate_in(&root, &[R3, R4, R5, R6]);
     assert_eq!(rel(&rs[0], &root), "aten/native/cuda/layer_norm_kernel.cu");
@@ -271,7 +271,7 @@ fn s20_cuda_tree_definitions_beat_calls_and_declarations() {
 }
 
 #[test]
-fn s21_every_source_extension_has_a_known_kind() {
+fn every_source_extension_has_a_known_kind() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("pkg")).unwrap();
     for ext in kernlens_ident::SOURCE_EXTENSIONS {
@@ -292,7 +292,7 @@ fn s21_every_source_extension_has_a_known_kind() {
 }
 
 #[test]
-fn s22_locate_many_equals_single_calls_in_input_order() {
+fn locate_many_equals_single_calls_in_input_order() {
     let root = fixture("");
     let mut names: Vec<String> = [
         "_mxfp8_linear_kernel",
@@ -380,17 +380,17 @@ fn changed_file_is_rescanned_for_cached_keywords() {
 }
 
 #[test]
-fn c1_to_c9_kinds_of_the_classify_files() {
+fn kinds_of_the_classify_files() {
     let dir = fixture("classify");
     let ctx = KindContext::default();
     let k = |name: &str, file: &str| source_kind_for(name, Some(&dir.join(file)), &ctx);
-    assert_eq!(k("moe_stage1", "c1_flyc_kernel.py"), SourceKind::Flydsl);
-    assert_eq!(k("moe_stage2", "c2_from_flydsl.py"), SourceKind::Flydsl);
+    assert_eq!(k("moe_stage1", "c1_flyc_kernel.py"), SourceKind::FlyDsl);
+    assert_eq!(k("moe_stage2", "c2_from_flydsl.py"), SourceKind::FlyDsl);
     assert_eq!(k("add", "c3_plain.py"), SourceKind::Python);
     assert_eq!(k("triton_kernel", "c4_triton_name.py"), SourceKind::Triton);
     assert_eq!(
         k("_ref_kernel", "c6_flydsl_with_ref.py"),
-        SourceKind::Flydsl
+        SourceKind::FlyDsl
     );
     assert_eq!(k("_my_kernel", "c7_plain_def.py"), SourceKind::Python);
     assert_eq!(
@@ -406,7 +406,7 @@ fn c1_to_c9_kinds_of_the_classify_files() {
 }
 
 #[test]
-fn c5_triton_through_a_framework_shim_is_triton() {
+fn triton_through_a_framework_shim_is_triton() {
     let root = fixture("vllm_like");
     let r = &locate_in(
         &root,
@@ -417,7 +417,7 @@ fn c5_triton_through_a_framework_shim_is_triton() {
 }
 
 #[test]
-fn c10_c11_c13_kinds_without_a_path() {
+fn kinds_without_a_path() {
     let ctx = KindContext::default();
     assert_eq!(
         source_kind_for("my_kernel", None, &ctx),
@@ -428,7 +428,7 @@ fn c10_c11_c13_kinds_without_a_path() {
         "pseudo_op::moe_flydsl_stage2",
         "pseudo_op::flydsl_custom_kernel",
     ] {
-        assert_eq!(source_kind_for(n, None, &ctx), SourceKind::Flydsl, "{n}");
+        assert_eq!(source_kind_for(n, None, &ctx), SourceKind::FlyDsl, "{n}");
     }
     assert_eq!(
         source_kind_for(
@@ -453,7 +453,7 @@ fn c10_c11_c13_kinds_without_a_path() {
 }
 
 #[test]
-fn c12_generated_names_under_a_reusable_root_are_triton_but_in_a_cache_are_generated() {
+fn generated_names_under_a_reusable_root_are_triton_but_in_a_cache_are_generated() {
     let tmp = tempfile::tempdir().unwrap();
     let text = "import triton\n\n@triton.jit\ndef triton_poi_fused_x_0(x):\n    pass\n";
     for dir in ["proj", "inductor_cache/ab"] {
@@ -471,7 +471,7 @@ fn c12_generated_names_under_a_reusable_root_are_triton_but_in_a_cache_are_gener
 }
 
 #[test]
-fn p5_fake_def_in_a_docstring_is_no_evidence() {
+fn fake_def_in_a_docstring_is_no_evidence() {
     let root = fixture("classify");
     // The only occurrence sits in a docstring: no evidence at all (rule 2a).
     let r = &locate_in(&root, &["k_fwd"])[0];

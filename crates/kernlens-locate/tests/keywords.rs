@@ -1,4 +1,4 @@
-//! Keyword plans of locate.md §13.1 (S1–S10c).
+//! Keyword plans of locate.md "Acceptance scenarios: Keyword plans" (S1–S10c).
 
 use kernlens_locate::{NameShape, Refusal, keywords_for};
 
@@ -7,14 +7,14 @@ fn v(items: &[&str]) -> Vec<String> {
 }
 
 #[test]
-fn s1_launch_api_names_are_refused() {
+fn launch_api_names_are_refused() {
     let plan = keywords_for("hipGraphLaunch");
     assert_eq!(plan.refusal, Some(Refusal::RuntimeApiName));
     assert!(plan.primary.is_empty());
 }
 
 #[test]
-fn s2_synthetic_op_launch_decoration_is_stripped_and_windows_and_prefixes_follow() {
+fn synthetic_op_launch_decoration_is_stripped_and_windows_and_prefixes_follow() {
     let plan = keywords_for("hipModuleLaunchKernel->_mxfp8_grouped_gemm_kernel (Synthetic Op)");
     assert_eq!(plan.refusal, None);
     assert_eq!(plan.primary, v(&["_mxfp8_grouped_gemm_kernel"]));
@@ -30,7 +30,7 @@ fn s2_synthetic_op_launch_decoration_is_stripped_and_windows_and_prefixes_follow
 }
 
 #[test]
-fn s3_mangled_name_gives_the_demangled_base_without_junk_tokens() {
+fn mangled_name_gives_the_demangled_base_without_junk_tokens() {
     let plan = keywords_for("_ZN5aiter26cross_device_reduce_2stageIDF16bLi8ELb0EEEv");
     assert_eq!(plan.primary, v(&["cross_device_reduce_2stage"]));
     // Rule 2d: a C++ name's segments belong to other functions, so nothing
@@ -71,12 +71,12 @@ fn demangled_and_inductor_names_plan_no_guesses_but_bare_ones_do() {
 fn a_cxx_names_trailing_underscore_is_one_spelling_tried_first() {
     let plan = keywords_for("void k_sml_<float>(float*, int)");
     assert_eq!(plan.primary, v(&["k_sml_", "k_sml"]));
-    // A bare name keeps §6.3's strip.
+    // A bare name keeps locate.md "Keywords: Primary keywords"'s strip.
     assert_eq!(keywords_for("py_kernel_").primary, v(&["py_kernel"]));
 }
 
 #[test]
-fn s4_profiler_wrapped_name_gives_six_subwindows_and_seven_prefixes() {
+fn profiler_wrapped_name_gives_six_subwindows_and_seven_prefixes() {
     let plan =
         keywords_for("sglang_profiler::fused_moe_triton_kernels_invoke_fused_moe_kernel_427");
     assert_eq!(
@@ -103,7 +103,7 @@ fn s4_profiler_wrapped_name_gives_six_subwindows_and_seven_prefixes() {
 }
 
 #[test]
-fn s5_fstring_built_name_keeps_the_eight_shortest_prefixes_longest_first() {
+fn fstring_built_name_keeps_the_eight_shortest_prefixes_longest_first() {
     let plan = keywords_for("mfma_moe1_silu_mul_afp8_wfp8_bf16_t32x128x256_pm1_swiglu_v32");
     assert_eq!(
         plan.primary,
@@ -126,7 +126,7 @@ fn s5_fstring_built_name_keeps_the_eight_shortest_prefixes_longest_first() {
 }
 
 #[test]
-fn s6_stage_two_name_has_six_windows_and_eight_prefixes() {
+fn stage_two_name_has_six_windows_and_eight_prefixes() {
     let plan = keywords_for("mfma_moe2_afp8_wfp8_bf16_cshuffle_t32x128x256_vscale_v1_pm1");
     assert_eq!(plan.subwindows.len(), 6);
     assert_eq!(plan.prefixes.len(), 8);
@@ -138,7 +138,7 @@ fn s6_stage_two_name_has_six_windows_and_eight_prefixes() {
 }
 
 #[test]
-fn s7_one_trailing_number_is_cut_for_windows_only() {
+fn one_trailing_number_is_cut_for_windows_only() {
     let plan = keywords_for("_gemm_a16_w16_kernel_BLOCK_SIZE_M_32_BLOCK_SIZE_N_64");
     assert_eq!(
         plan.primary,
@@ -156,7 +156,7 @@ fn s7_one_trailing_number_is_cut_for_windows_only() {
 }
 
 #[test]
-fn s8_class_scope_gives_a_qualified_tail_first() {
+fn class_scope_gives_a_qualified_tail_first() {
     let plan = keywords_for("mori::EpDispatchCombineOp::dispatch");
     assert_eq!(
         plan.primary,
@@ -166,28 +166,28 @@ fn s8_class_scope_gives_a_qualified_tail_first() {
 }
 
 #[test]
-fn s9_a_namespace_alone_is_never_searched() {
+fn a_namespace_alone_is_never_searched() {
     let plan = keywords_for("_ZN5aiter3fooE.kd");
     assert_eq!(plan.refusal, Some(Refusal::NoSearchableKeyword));
     assert!(plan.all().next().is_none());
 }
 
 #[test]
-fn s10_parameter_lists_and_return_types_never_reach_keywords() {
+fn parameter_lists_and_return_types_never_reach_keywords() {
     let plan = keywords_for("void rmsnorm_kernel<bf16>(float*)");
     assert_eq!(plan.primary, v(&["rmsnorm_kernel"]));
     assert!(plan.subwindows.is_empty() && plan.prefixes.is_empty());
 }
 
 #[test]
-fn s10b_phase_tag_is_cut_at_whitespace() {
+fn phase_tag_is_cut_at_whitespace() {
     let plan = keywords_for("aiter::fmoe_g1u1 (prefill)");
     assert_eq!(plan.primary, v(&["fmoe_g1u1"]));
     assert!(plan.subwindows.is_empty() && plan.prefixes.is_empty());
 }
 
 #[test]
-fn s10c_memset_rows_are_not_kernels() {
+fn memset_rows_are_not_kernels() {
     assert_eq!(
         keywords_for("Memset (Device)").refusal,
         Some(Refusal::NotAKernel)
@@ -199,7 +199,7 @@ fn s10c_memset_rows_are_not_kernels() {
 }
 
 #[test]
-fn s16_every_launch_api_is_refused_but_a_decorated_kernel_is_not() {
+fn every_launch_api_is_refused_but_a_decorated_kernel_is_not() {
     for n in [
         "hipGraphLaunch",
         "hipModuleLaunchKernel",

@@ -1,4 +1,4 @@
-//! The Python scanner's acceptance cases (locate.md §9.3, P1–P12), checked
+//! The Python scanner's acceptance cases (locate.md "Source kind: The Python scanner", P1–P12), checked
 //! through `scan_python` and, for the kind outcome, `source_kind_for` on a
 //! real file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -21,42 +21,42 @@ fn triton_def_line(text: &str, name: &str) -> Option<usize> {
 }
 
 #[test]
-fn p1_jit_decorated_def_is_triton_at_its_def_line() {
+fn jit_decorated_def_is_triton_at_its_def_line() {
     let t = "@triton.jit\ndef k_fwd(x):\n    pass\n";
     assert_eq!(triton_def_line(t, "k_fwd"), Some(2));
     assert_eq!(kind_of(t, "k_fwd"), SourceKind::Triton);
 }
 
 #[test]
-fn p2_autotune_with_multiline_arguments_is_triton() {
+fn autotune_with_multiline_arguments_is_triton() {
     let t = "@triton.autotune(configs=[cfg(1),\n    cfg(2)],\n    key=[\"M\"])\n@triton.jit\ndef k_fwd(\n    x):\n    pass\n";
     assert_eq!(triton_def_line(t, "k_fwd"), Some(5));
     assert_eq!(kind_of(t, "k_fwd"), SourceKind::Triton);
 }
 
 #[test]
-fn p3_heuristics_with_a_lambda_is_triton() {
+fn heuristics_with_a_lambda_is_triton() {
     let t = "@triton.heuristics({\"E\": lambda a: a[\"n\"] % 2 == 0})\n@triton.jit\ndef k_fwd(x):\n    pass\n";
     assert!(triton_def_line(t, "k_fwd").is_some());
     assert_eq!(kind_of(t, "k_fwd"), SourceKind::Triton);
 }
 
 #[test]
-fn p4_bare_jit_after_from_triton_import_is_triton() {
+fn bare_jit_after_from_triton_import_is_triton() {
     let t = "from triton import jit\n@jit\ndef k_fwd(x):\n    pass\n";
     assert_eq!(triton_def_line(t, "k_fwd"), Some(3));
     assert_eq!(kind_of(t, "k_fwd"), SourceKind::Triton);
 }
 
 #[test]
-fn p5_def_inside_a_docstring_is_not_a_def() {
+fn def_inside_a_docstring_is_not_a_def() {
     let t = "\"\"\"\n@triton.jit\ndef k_fwd(x):\n\"\"\"\n";
     assert!(scan_python(t).defs.is_empty());
     assert_eq!(kind_of(t, "k_fwd"), SourceKind::Python);
 }
 
 #[test]
-fn p6_commented_decorator_leaves_a_plain_def() {
+fn commented_decorator_leaves_a_plain_def() {
     let t = "# @triton.jit\ndef k_fwd(x):\n    pass\n";
     let s = scan_python(t);
     assert_eq!(s.defs.len(), 1);
@@ -65,33 +65,33 @@ fn p6_commented_decorator_leaves_a_plain_def() {
 }
 
 #[test]
-fn p7_method_in_a_class_is_triton() {
+fn method_in_a_class_is_triton() {
     let t = "class K:\n    @triton.jit\n    def k_fwd(self):\n        pass\n";
     assert_eq!(triton_def_line(t, "k_fwd"), Some(3));
     assert_eq!(kind_of(t, "k_fwd"), SourceKind::Triton);
 }
 
 #[test]
-fn p8_blank_and_comment_lines_between_decorator_and_def_keep_it() {
+fn blank_and_comment_lines_between_decorator_and_def_keep_it() {
     let t = "@triton.jit(do_not_specialize=[\"n\"])\n\n# note\ndef k_fwd(x):\n    pass\n";
     assert_eq!(triton_def_line(t, "k_fwd"), Some(4));
 }
 
 #[test]
-fn p9_torch_jit_script_is_not_triton() {
+fn torch_jit_script_is_not_triton() {
     let t = "@torch.jit.script\ndef k_fwd(x):\n    pass\n";
     assert_eq!(triton_def_line(t, "k_fwd"), None);
     assert_eq!(kind_of(t, "k_fwd"), SourceKind::Python);
 }
 
 #[test]
-fn p10_odd_fstring_breaks_one_line_only() {
+fn odd_fstring_breaks_one_line_only() {
     let t = "s = f\"{d[\"a\"]}\"\n@triton.jit\ndef k_fwd(x):\n    pass\n";
     assert_eq!(triton_def_line(t, "k_fwd"), Some(3));
 }
 
 #[test]
-fn p11_segment_run_matches_a_specialised_name() {
+fn segment_run_matches_a_specialised_name() {
     let t = "@triton.jit\ndef _gemm_a16_w16_kernel(x):\n    pass\n";
     assert_eq!(
         kind_of(t, "_gemm_a16_w16_kernel_BLOCK_SIZE_M_32"),
@@ -100,7 +100,7 @@ fn p11_segment_run_matches_a_specialised_name() {
 }
 
 #[test]
-fn p12_a_files_other_triton_defs_are_never_assumed_to_be_the_kernel() {
+fn a_files_other_triton_defs_are_never_assumed_to_be_the_kernel() {
     let t = "@triton.jit\ndef _first_kernel(x):\n    pass\n\n@triton.jit\ndef _second_kernel(x):\n    pass\n";
     assert_eq!(kind_of(t, "_absent_kernel"), SourceKind::Python);
 }

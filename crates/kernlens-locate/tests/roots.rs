@@ -1,4 +1,4 @@
-//! Search roots (locate.md §13.3, N1–N11) on real temp directories.
+//! Search roots (locate.md "Acceptance scenarios: Roots", N1–N11) on real temp directories.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ fn mkdir(p: &Path) -> PathBuf {
 }
 
 #[test]
-fn n1_missing_root_is_dropped_with_a_warning_naming_it() {
+fn missing_root_is_dropped_with_a_warning_naming_it() {
     let (_t, d) = tmp();
     let present = mkdir(&d.join("present"));
     let l = Locator::builder()
@@ -35,7 +35,7 @@ fn n1_missing_root_is_dropped_with_a_warning_naming_it() {
 }
 
 #[test]
-fn n2_trailing_slashes_are_stripped() {
+fn trailing_slashes_are_stripped() {
     let (_t, d) = tmp();
     let present = mkdir(&d.join("present"));
     let l = Locator::builder()
@@ -46,7 +46,7 @@ fn n2_trailing_slashes_are_stripped() {
 }
 
 #[test]
-fn n3_duplicates_keep_their_first_position() {
+fn duplicates_keep_their_first_position() {
     let (_t, d) = tmp();
     let first = mkdir(&d.join("first"));
     let second = mkdir(&d.join("second"));
@@ -61,7 +61,7 @@ fn n3_duplicates_keep_their_first_position() {
 }
 
 #[test]
-fn n4_env_value_drops_empty_and_relative_entries() {
+fn env_value_drops_empty_and_relative_entries() {
     let (_t, d) = tmp();
     let a = mkdir(&d.join("a"));
     let c = mkdir(&d.join("c"));
@@ -97,7 +97,7 @@ fn site_copy() -> (tempfile::TempDir, PathBuf, PathBuf) {
 }
 
 #[test]
-fn n5_virtual_env_discovers_framework_packages_only() {
+fn virtual_env_discovers_framework_packages_only() {
     let (_t, venv, sp) = site_copy();
     let env = DiscoveryEnv::empty().var("VIRTUAL_ENV", venv.display().to_string());
     let l = Locator::builder().discovery(env).build().unwrap();
@@ -110,7 +110,7 @@ fn n5_virtual_env_discovers_framework_packages_only() {
 }
 
 #[test]
-fn n6_pth_files_add_editable_installs_and_import_lines_never_run() {
+fn pth_files_add_editable_installs_and_import_lines_never_run() {
     let (_t, venv, sp) = site_copy();
     let d = venv.parent().unwrap().parent().unwrap().to_path_buf();
     let sglang = mkdir(&d.join("src/sglang/python/sglang"));
@@ -132,7 +132,7 @@ fn n6_pth_files_add_editable_installs_and_import_lines_never_run() {
 
 #[cfg(unix)]
 #[test]
-fn n7_python_on_path_is_never_run() {
+fn python_on_path_is_never_run() {
     use std::os::unix::fs::PermissionsExt;
     let (_t, d) = tmp();
     let bin = mkdir(&d.join("bin"));
@@ -150,7 +150,7 @@ fn n7_python_on_path_is_never_run() {
 }
 
 #[test]
-fn n8_no_root_at_all_is_a_typed_error_naming_all_three_sources() {
+fn no_root_at_all_is_a_typed_error_naming_all_three_sources() {
     let err = Locator::builder()
         .discovery(DiscoveryEnv::empty())
         .build()
@@ -163,7 +163,7 @@ fn n8_no_root_at_all_is_a_typed_error_naming_all_three_sources() {
 }
 
 #[test]
-fn n9_directory_created_later_is_invisible_until_refresh() {
+fn directory_created_later_is_invisible_until_refresh() {
     let (_t, d) = tmp();
     let opts = LocateOptions::default();
     mkdir(&d.join("a"));
@@ -180,7 +180,7 @@ fn n9_directory_created_later_is_invisible_until_refresh() {
 }
 
 #[test]
-fn n10_order_is_explicit_env_discovered_and_duplicates_keep_their_first_origin() {
+fn order_is_explicit_env_discovered_and_duplicates_keep_their_first_origin() {
     let (_t, venv, sp) = site_copy();
     let (_t2, d) = tmp();
     let e = mkdir(&d.join("explicit"));
@@ -209,7 +209,7 @@ fn n10_order_is_explicit_env_discovered_and_duplicates_keep_their_first_origin()
 }
 
 #[test]
-fn n11_nested_root_files_are_scanned_once() {
+fn nested_root_files_are_scanned_once() {
     let (_t, d) = tmp();
     mkdir(&d.join("outer/inner"));
     std::fs::write(d.join("outer/a.py"), "nested_kernel_name = 1\n").unwrap();

@@ -1,4 +1,4 @@
-//! The §12 performance goals of scratch.md, measured (never asserted).
+//! The scratch.md "Performance goals" performance goals of scratch.md, measured (never asserted).
 //!
 //! Generates the reference tree (10,000 sources of ~6 KiB, `pkg/jit/` with 200 shared objects of
 //! 10 MiB, 5,000 small objects under `pkg/jit/build/`, 200 `__pycache__` directories), then prints
@@ -158,7 +158,7 @@ fn main() {
         }
     }
     let (cp, create, index) = (median(cp), median(create), median(index));
-    println!("scratch §12, median of 5 (warm cache, local disk)");
+    println!("scratch performance goals, median of 5 (warm cache, local disk)");
     println!(
         "  cp -a package                      {:>9.3} s",
         cp.as_secs_f64()

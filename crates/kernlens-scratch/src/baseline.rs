@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::copy::DriftEntry;
-use crate::error::PrepareError;
+use crate::error::Error;
 use crate::pack::{PackedObject, pack_object, write_pack};
 use crate::pattern::PathFilter;
 use crate::policy::{BASELINE_MESSAGE, BASELINE_REF, IDENTITY_EMAIL, IDENTITY_NAME, ScratchPolicy};
@@ -42,11 +42,11 @@ pub(crate) struct Baseline {
     pub stats: BaselineStats,
 }
 
-fn git_err<'a, E: std::fmt::Display>(
+fn git_err<'a, E: Into<crate::error::GitCause>>(
     step: &'static str,
     path: &'a Path,
-) -> impl Fn(E) -> PrepareError + 'a {
-    move |e| PrepareError::git(step, path, e)
+) -> impl Fn(E) -> Error + 'a {
+    move |e| Error::git(step, path, e)
 }
 
 /// Open a workspace repository ignoring system, global and user configuration.
@@ -165,7 +165,7 @@ pub(crate) fn build_baseline(
     branch: &str,
     policy: &ScratchPolicy,
     drift: &[DriftEntry],
-) -> Result<Baseline, PrepareError> {
+) -> Result<Baseline, Error> {
     if policy.git_backend == crate::policy::GitBackend::Cli {
         return build_baseline_cli(dir, branch, policy, drift);
     }
@@ -184,9 +184,9 @@ pub(crate) fn build_baseline(
     let git_dir = repo.git_dir().to_path_buf();
 
     // HEAD names the branch before any commit, so no `main` or `master` ref ever exists.
-    let head_target: gix::refs::FullName = format!("refs/heads/{branch}").try_into().map_err(
-        |e: gix::validate::reference::name::Error| PrepareError::git("set HEAD", &git_dir, e),
-    )?;
+    let head_target: gix::refs::FullName = format!("refs/heads/{branch}")
+        .try_into()
+        .map_err(|e: gix::validate::reference::name::Error| Error::git("set HEAD", &git_dir, e))?;
     let reflog = repo.refs.write_reflog;
     repo.refs.write_reflog = gix::refs::store::WriteReflog::Disable;
     repo.edit_reference(gix::refs::transaction::RefEdit {
@@ -198,7 +198,7 @@ pub(crate) fn build_baseline(
         name: "HEAD"
             .try_into()
             .map_err(|e: gix::validate::reference::name::Error| {
-                PrepareError::git("set HEAD", &git_dir, e)
+                Error::git("set HEAD", &git_dir, e)
             })?,
         deref: false,
     })
@@ -206,19 +206,18 @@ pub(crate) fn build_baseline(
     repo.refs.write_reflog = reflog;
 
     write_exclude(&git_dir, &policy.git_exclude)
-        .map_err(|e| PrepareError::io("write exclude in", &git_dir, e))?;
+        .map_err(|e| Error::io("write exclude in", &git_dir, e))?;
     let started = Instant::now();
 
     let exclude = PathFilter::new(&policy.git_exclude);
-    let (paths, walk) =
-        walk_tracked(dir, &exclude).map_err(|e| PrepareError::io("walk", dir, e))?;
+    let (paths, walk) = walk_tracked(dir, &exclude).map_err(|e| Error::io("walk", dir, e))?;
 
     let mut packed: Vec<PackedObject> = Vec::with_capacity(paths.len());
     let hashed: Vec<(gix::ObjectId, u64, u64)> = paths
         .par_iter()
         .map(|p: &TrackedPath| {
             let bytes =
-                tracked_content(&p.abs, p.kind).map_err(|e| PrepareError::io("read", &p.abs, e))?;
+                tracked_content(&p.abs, p.kind).map_err(|e| Error::io("read", &p.abs, e))?;
             let object =
                 pack_object(gix::objs::Kind::Blob, &bytes).map_err(git_err("hash blob", &p.abs))?;
             let excluded_bytes = if excluded_anywhere(&exclude, &p.rel) {
@@ -228,7 +227,7 @@ pub(crate) fn build_baseline(
             };
             Ok((object, bytes.len() as u64, excluded_bytes))
         })
-        .collect::<Result<Vec<_>, PrepareError>>()?
+        .collect::<Result<Vec<_>, Error>>()?
         .into_iter()
         .map(|(object, len, excluded)| {
             let id = object.id;
@@ -246,9 +245,9 @@ pub(crate) fn build_baseline(
     for (p, (id, len, excluded)) in paths.iter().zip(&hashed) {
         insert(&mut root, &p.rel, p.kind.entry_kind(), *id);
         let fs_meta = gix::index::fs::Metadata::from_path_no_follow(&p.abs)
-            .map_err(|e| PrepareError::io("stat", &p.abs, e))?;
+            .map_err(|e| Error::io("stat", &p.abs, e))?;
         let stat = gix::index::entry::Stat::from_fs(&fs_meta)
-            .map_err(|e| PrepareError::git("index stat", &p.abs, e))?;
+            .map_err(|e| Error::git("index stat", &p.abs, e))?;
         let mode =
             gix::index::entry::Mode::from(gix::objs::tree::EntryMode::from(p.kind.entry_kind()));
         state.dangerously_push_entry(
@@ -294,7 +293,7 @@ pub(crate) fn build_baseline(
         BASELINE_REF
             .try_into()
             .map_err(|e: gix::validate::reference::name::Error| {
-                PrepareError::git("baseline ref", &git_dir, e)
+                Error::git("baseline ref", &git_dir, e)
             })?;
     repo.edit_references_as(
         Some(gix::refs::transaction::RefEdit {
@@ -312,7 +311,7 @@ pub(crate) fn build_baseline(
     stats.index_step_seconds = started.elapsed().as_secs_f64();
 
     write_drift_manifest(&git_dir, drift)
-        .map_err(|e| PrepareError::io("write drift manifest in", &git_dir, e))?;
+        .map_err(|e| Error::io("write drift manifest in", &git_dir, e))?;
     Ok(Baseline { commit, stats })
 }
 
@@ -322,11 +321,11 @@ fn build_baseline_cli(
     branch: &str,
     policy: &ScratchPolicy,
     drift: &[DriftEntry],
-) -> Result<Baseline, PrepareError> {
+) -> Result<Baseline, Error> {
     crate::gitcli::init(dir, branch)?;
     let git_dir = dir.join(".git");
     write_exclude(&git_dir, &policy.git_exclude)
-        .map_err(|e| PrepareError::io("write exclude in", &git_dir, e))?;
+        .map_err(|e| Error::io("write exclude in", &git_dir, e))?;
     let started = Instant::now();
     let commit = crate::gitcli::add_commit(dir)?;
     let stats = BaselineStats {
@@ -334,7 +333,7 @@ fn build_baseline_cli(
         ..Default::default()
     };
     write_drift_manifest(&git_dir, drift)
-        .map_err(|e| PrepareError::io("write drift manifest in", &git_dir, e))?;
+        .map_err(|e| Error::io("write drift manifest in", &git_dir, e))?;
     Ok(Baseline { commit, stats })
 }
 
@@ -377,7 +376,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn x6_exclude_appends_missing_once_and_is_idempotent() {
+    fn exclude_appends_missing_once_and_is_idempotent() {
         let tmp = tempfile::tempdir().unwrap();
         let git = tmp.path();
         std::fs::create_dir_all(git.join("info")).unwrap();

@@ -1,6 +1,6 @@
 //! Branch names for scratch baselines, and the checks a caller-given branch must pass.
 
-use crate::error::PrepareError;
+use crate::error::Error;
 use crate::location::dash_outside;
 use crate::policy::ScratchPolicy;
 
@@ -44,22 +44,22 @@ fn git_refuses_as_branch(short: &str) -> Option<&'static str> {
 /// Check a caller-given branch: strip `refs/heads/`, refuse empty and protected names, names
 /// git refuses as branches (`HEAD`, `@`, a leading `-`), and anything that is not a valid ref
 /// name by git's ref-format rules (gix-validate). Returns the short name.
-pub fn check_branch(branch: &str, policy: &ScratchPolicy) -> Result<String, PrepareError> {
+pub fn check_branch(branch: &str, policy: &ScratchPolicy) -> Result<String, Error> {
     let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
     if short.is_empty() || policy.protected_branches.iter().any(|p| p == short) {
-        return Err(PrepareError::ProtectedBranch {
+        return Err(Error::ProtectedBranch {
             name: short.to_owned(),
         });
     }
     if let Some(why) = git_refuses_as_branch(short) {
-        return Err(PrepareError::InvalidBranch {
+        return Err(Error::InvalidBranch {
             name: branch.to_owned(),
             why: why.to_owned(),
         });
     }
     let full = format!("refs/heads/{short}");
     if let Err(e) = gix::validate::reference::name(full.as_bytes().into()) {
-        return Err(PrepareError::InvalidBranch {
+        return Err(Error::InvalidBranch {
             name: branch.to_owned(),
             why: e.to_string(),
         });
@@ -73,7 +73,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn w11_protected_and_empty_branches_are_refused() {
+    fn protected_and_empty_branches_are_refused() {
         let p = ScratchPolicy::default();
         for b in ["main", "master", "refs/heads/main", "", "refs/heads/"] {
             let err = check_branch(b, &p).unwrap_err();
@@ -101,7 +101,7 @@ mod tests {
             "a\\b",
         ] {
             assert!(
-                matches!(check_branch(b, &p), Err(PrepareError::InvalidBranch { .. })),
+                matches!(check_branch(b, &p), Err(Error::InvalidBranch { .. })),
                 "{b:?}"
             );
         }

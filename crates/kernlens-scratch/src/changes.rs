@@ -8,7 +8,7 @@ use gix::bstr::ByteSlice;
 use serde::Serialize;
 
 use crate::baseline::open_isolated;
-use crate::error::ScratchError;
+use crate::error::Error;
 use crate::pattern::PathFilter;
 use crate::tracked::{TrackedKind, tracked_content, walk_tracked};
 use crate::workspace::Workspace;
@@ -19,6 +19,7 @@ pub type CommitId = str;
 /// How a path changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ChangeStatus {
     /// New path.
     Added,
@@ -81,22 +82,22 @@ pub(crate) struct Comparison {
 }
 
 impl Comparison {
-    pub(crate) fn old_bytes(&self, id: gix::ObjectId) -> Result<Vec<u8>, ScratchError> {
+    pub(crate) fn old_bytes(&self, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
         let repo_path = self.repo.git_dir().to_path_buf();
         Ok(self
             .repo
             .find_blob(id)
-            .map_err(|e| ScratchError::git("read blob", &repo_path, e))?
+            .map_err(|e| Error::git("read blob", &repo_path, e))?
             .data
             .clone())
     }
 
-    pub(crate) fn new_bytes(&self, rel: &[u8], side: Side) -> Result<Vec<u8>, ScratchError> {
+    pub(crate) fn new_bytes(&self, rel: &[u8], side: Side) -> Result<Vec<u8>, Error> {
         match &self.source {
             NewSource::Repo => self.old_bytes(side.id),
             NewSource::Worktree(root) => {
                 let path = root.join(rel_path(rel));
-                tracked_content(&path, side.kind).map_err(|e| ScratchError::io("read", &path, e))
+                tracked_content(&path, side.kind).map_err(|e| Error::io("read", &path, e))
             }
         }
     }
@@ -116,14 +117,14 @@ fn flatten_tree(
     tree: gix::ObjectId,
     prefix: &mut Vec<u8>,
     out: &mut BTreeMap<Vec<u8>, Side>,
-) -> Result<(), ScratchError> {
+) -> Result<(), Error> {
     let git_dir = repo.git_dir().to_path_buf();
     let tree = repo
         .find_tree(tree)
-        .map_err(|e| ScratchError::git("read tree", &git_dir, e))?;
+        .map_err(|e| Error::git("read tree", &git_dir, e))?;
     let decoded = tree
         .decode()
-        .map_err(|e| ScratchError::git("decode tree", &git_dir, e))?;
+        .map_err(|e| Error::git("decode tree", &git_dir, e))?;
     let entries: Vec<(Vec<u8>, gix::objs::tree::EntryKind, gix::ObjectId)> = decoded
         .entries
         .iter()
@@ -149,8 +150,8 @@ fn resolve_commit(
     repo: &gix::Repository,
     spec: &str,
     ws: &Workspace,
-) -> Result<gix::ObjectId, ScratchError> {
-    let unknown = || ScratchError::UnknownCommit {
+) -> Result<gix::ObjectId, Error> {
+    let unknown = || Error::UnknownCommit {
         commit: spec.to_owned(),
         repo: ws.worktree.clone(),
     };
@@ -168,21 +169,20 @@ fn commit_tree(
     repo: &gix::Repository,
     commit: gix::ObjectId,
     ws: &Workspace,
-) -> Result<gix::ObjectId, ScratchError> {
+) -> Result<gix::ObjectId, Error> {
     let c = repo
         .find_commit(commit)
-        .map_err(|e| ScratchError::git("read commit", ws.git_dir(), e))?;
+        .map_err(|e| Error::git("read commit", ws.git_dir(), e))?;
     Ok(c.tree_id()
-        .map_err(|e| ScratchError::git("read commit", ws.git_dir(), e))?
+        .map_err(|e| Error::git("read commit", ws.git_dir(), e))?
         .detach())
 }
 
 /// The baseline's tree, and the new side: `best`'s tree, or the worktree.
-pub(crate) fn compare(ws: &Workspace, best: Option<&CommitId>) -> Result<Comparison, ScratchError> {
-    let repo =
-        open_isolated(&ws.worktree).map_err(|e| ScratchError::git("open", &ws.worktree, e))?;
+pub(crate) fn compare(ws: &Workspace, best: Option<&CommitId>) -> Result<Comparison, Error> {
+    let repo = open_isolated(&ws.worktree).map_err(|e| Error::git("open", &ws.worktree, e))?;
     let base_id = gix::ObjectId::from_hex(ws.meta.base_commit.as_bytes())
-        .map_err(|e| ScratchError::git("read base commit", ws.git_dir(), e))?;
+        .map_err(|e| Error::git("read base commit", ws.git_dir(), e))?;
     let base_tree = commit_tree(&repo, base_id, ws)?;
     let mut base = BTreeMap::new();
     flatten_tree(&repo, base_tree, &mut Vec::new(), &mut base)?;
@@ -209,10 +209,10 @@ pub(crate) fn compare(ws: &Workspace, best: Option<&CommitId>) -> Result<Compari
 
 /// Hash the worktree the way git would, skipping files whose size, mtime and inode match the
 /// index (their id is taken from the index without reading them).
-fn worktree_sides(ws: &Workspace) -> Result<BTreeMap<Vec<u8>, Side>, ScratchError> {
+fn worktree_sides(ws: &Workspace) -> Result<BTreeMap<Vec<u8>, Side>, Error> {
     let exclude = PathFilter::new(&ws.meta.git_exclude);
-    let (paths, _) = walk_tracked(&ws.worktree, &exclude)
-        .map_err(|e| ScratchError::io("walk", &ws.worktree, e))?;
+    let (paths, _) =
+        walk_tracked(&ws.worktree, &exclude).map_err(|e| Error::io("walk", &ws.worktree, e))?;
     let index_path = ws.git_dir().join("index");
     let mut cache: BTreeMap<
         Vec<u8>,
@@ -245,10 +245,10 @@ fn worktree_sides(ws: &Workspace) -> Result<BTreeMap<Vec<u8>, Side>, ScratchErro
         let id = match cached {
             Some(id) => id,
             None => {
-                let bytes = tracked_content(&p.abs, p.kind)
-                    .map_err(|e| ScratchError::io("read", &p.abs, e))?;
+                let bytes =
+                    tracked_content(&p.abs, p.kind).map_err(|e| Error::io("read", &p.abs, e))?;
                 gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes)
-                    .map_err(|e| ScratchError::git("hash", &p.abs, e))?
+                    .map_err(|e| Error::git("hash", &p.abs, e))?
             }
         };
         out.insert(p.rel, Side { kind: p.kind, id });
@@ -272,7 +272,7 @@ pub(crate) struct LoadedChange {
 }
 
 /// Classify the differences of a comparison, sorted byte-wise by path.
-pub(crate) fn classify(cmp: &Comparison) -> Result<Vec<LoadedChange>, ScratchError> {
+pub(crate) fn classify(cmp: &Comparison) -> Result<Vec<LoadedChange>, Error> {
     let mut keys: Vec<&Vec<u8>> = cmp.base.keys().chain(cmp.new.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -318,7 +318,7 @@ pub(crate) fn classify(cmp: &Comparison) -> Result<Vec<LoadedChange>, ScratchErr
 
 /// Changes against the baseline: of the worktree without `best`, of `best`'s tree with it.
 /// Excluded paths and `.git` never appear.
-pub fn changes(ws: &Workspace, best: Option<&CommitId>) -> Result<Vec<Change>, ScratchError> {
+pub fn changes(ws: &Workspace, best: Option<&CommitId>) -> Result<Vec<Change>, Error> {
     Ok(classify(&compare(ws, best)?)?
         .into_iter()
         .map(|loaded| loaded.change)

@@ -13,13 +13,14 @@ use rustix::fs::{Mode, OFlags};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::error::PrepareError;
+use crate::error::Error;
 use crate::layout::{Layout, LayoutMode};
 use crate::pattern::PathFilter;
 use crate::policy::{ScratchPolicy, is_drift_source};
 
 /// One source file under a git-excluded directory, recorded so later edits to it are reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct DriftEntry {
     /// Path relative to the worktree, `/`-separated.
     pub rel: String,
@@ -69,7 +70,7 @@ impl Walk<'_> {
         rel: &[u8],
         meta: &std::fs::Metadata,
         under_excluded: bool,
-    ) -> Result<(), PrepareError> {
+    ) -> Result<(), Error> {
         let ft = meta.file_type();
         if ft.is_symlink() {
             if let Ok(target) = std::fs::read_link(src)
@@ -89,13 +90,13 @@ impl Walk<'_> {
             self.dirs.push(dst.to_path_buf());
             let excluded_here =
                 under_excluded || (!rel.is_empty() && self.exclude.is_excluded(rel, true));
-            let entries = std::fs::read_dir(src).map_err(|e| PrepareError::io("list", src, e))?;
+            let entries = std::fs::read_dir(src).map_err(|e| Error::io("list", src, e))?;
             let mut children: Vec<(OsString, std::fs::Metadata)> = Vec::new();
             for entry in entries {
-                let entry = entry.map_err(|e| PrepareError::io("list", src, e))?;
+                let entry = entry.map_err(|e| Error::io("list", src, e))?;
                 let meta = entry
                     .metadata()
-                    .map_err(|e| PrepareError::io("stat", entry.path(), e))?;
+                    .map_err(|e| Error::io("stat", entry.path(), e))?;
                 children.push((entry.file_name(), meta));
             }
             children.sort_by(|a, b| a.0.cmp(&b.0));
@@ -120,7 +121,7 @@ impl Walk<'_> {
             // Allocated size: a sparse file costs what its data takes, and is copied sparsely.
             self.bytes = self.bytes.saturating_add(meta.blocks().saturating_mul(512));
             if self.bytes > self.max {
-                return Err(PrepareError::CopyTooLarge {
+                return Err(Error::CopyTooLarge {
                     root: self.root.to_path_buf(),
                     limit: self.max,
                 });
@@ -175,16 +176,16 @@ fn link_leaves_tree(rel: &[u8], target: &Path) -> bool {
 /// holes stay holes (`SEEK_DATA`/`SEEK_HOLE`), through `copy_file_range` (a reflink where the
 /// filesystem offers one) with a read/write fallback. Keeps permission bits and times. Returns
 /// the data bytes copied.
-fn copy_file(src: &Path, dst: &Path) -> Result<u64, PrepareError> {
+fn copy_file(src: &Path, dst: &Path) -> Result<u64, Error> {
     let from = rustix::fs::open(
         src,
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| PrepareError::io("open", src, e.into()))?;
-    let st = rustix::fs::fstat(&from).map_err(|e| PrepareError::io("stat", src, e.into()))?;
+    .map_err(|e| Error::io("open", src, e.into()))?;
+    let st = rustix::fs::fstat(&from).map_err(|e| Error::io("stat", src, e.into()))?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
-        return Err(PrepareError::io(
+        return Err(Error::io(
             "copy",
             src,
             std::io::Error::new(
@@ -198,13 +199,13 @@ fn copy_file(src: &Path, dst: &Path) -> Result<u64, PrepareError> {
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     )
-    .map_err(|e| PrepareError::io("create", dst, e.into()))?;
+    .map_err(|e| Error::io("create", dst, e.into()))?;
     let size = u64::try_from(st.st_size).unwrap_or(0);
-    let copied = copy_data(&from, &to, size).map_err(|e| PrepareError::io("copy", src, e))?;
+    let copied = copy_data(&from, &to, size).map_err(|e| Error::io("copy", src, e))?;
     // Holes at the end leave the length short: setting it allocates nothing.
-    rustix::fs::ftruncate(&to, size).map_err(|e| PrepareError::io("size", dst, e.into()))?;
+    rustix::fs::ftruncate(&to, size).map_err(|e| Error::io("size", dst, e.into()))?;
     rustix::fs::fchmod(&to, Mode::from_raw_mode(st.st_mode & 0o7777))
-        .map_err(|e| PrepareError::io("set mode of", dst, e.into()))?;
+        .map_err(|e| Error::io("set mode of", dst, e.into()))?;
     let ts = |s: i64, ns: i64| rustix::fs::Timespec {
         tv_sec: s,
         tv_nsec: ns as _,
@@ -213,8 +214,7 @@ fn copy_file(src: &Path, dst: &Path) -> Result<u64, PrepareError> {
         last_access: ts(st.st_atime as i64, st.st_atime_nsec as i64),
         last_modification: ts(st.st_mtime as i64, st.st_mtime_nsec as i64),
     };
-    rustix::fs::futimens(&to, &times)
-        .map_err(|e| PrepareError::io("set times of", dst, e.into()))?;
+    rustix::fs::futimens(&to, &times).map_err(|e| Error::io("set times of", dst, e.into()))?;
     Ok(copied)
 }
 
@@ -295,14 +295,13 @@ fn copy_data(from: &OwnedFd, to: &OwnedFd, size: u64) -> std::io::Result<u64> {
     Ok(copied)
 }
 
-fn copy_item(item: &Item, copied: &AtomicU64) -> Result<(), PrepareError> {
+fn copy_item(item: &Item, copied: &AtomicU64) -> Result<(), Error> {
     match item {
         Item::Link { src, dst } => {
             // Byte-identical target text; the target itself is never read.
-            let target =
-                std::fs::read_link(src).map_err(|e| PrepareError::io("read link", src, e))?;
+            let target = std::fs::read_link(src).map_err(|e| Error::io("read link", src, e))?;
             std::os::unix::fs::symlink(&target, dst)
-                .map_err(|e| PrepareError::io("create link", dst, e))?;
+                .map_err(|e| Error::io("create link", dst, e))?;
         }
         Item::File { src, dst } => {
             let n = copy_file(src, dst)?;
@@ -317,7 +316,7 @@ pub(crate) fn copy_layout(
     layout: &Layout,
     dest: &Path,
     policy: &ScratchPolicy,
-) -> Result<CopyOutcome, PrepareError> {
+) -> Result<CopyOutcome, Error> {
     let mut walk = Walk {
         copy: PathFilter::new(&policy.copy_ignore),
         exclude: PathFilter::new(&policy.git_exclude),
@@ -329,8 +328,7 @@ pub(crate) fn copy_layout(
         outcome: CopyOutcome::default(),
     };
     let root = &layout.copy_root;
-    let root_meta =
-        std::fs::symlink_metadata(root).map_err(|e| PrepareError::io("stat", root, e))?;
+    let root_meta = std::fs::symlink_metadata(root).map_err(|e| Error::io("stat", root, e))?;
     match layout.mode {
         LayoutMode::Package | LayoutMode::SingleFile => {
             let name = root
@@ -347,7 +345,7 @@ pub(crate) fn copy_layout(
                     .map(|n| n.as_bytes().to_vec())
                     .unwrap_or_default();
                 let meta = std::fs::symlink_metadata(companion)
-                    .map_err(|e| PrepareError::io("stat", companion, e))?;
+                    .map_err(|e| Error::io("stat", companion, e))?;
                 if !name.is_empty() && !walk.copy.is_excluded(&name, meta.is_dir()) {
                     walk.visit(
                         companion,
@@ -366,7 +364,7 @@ pub(crate) fn copy_layout(
         }
     }
     for dir in &walk.dirs {
-        std::fs::create_dir(dir).map_err(|e| PrepareError::io("create directory", dir, e))?;
+        std::fs::create_dir(dir).map_err(|e| Error::io("create directory", dir, e))?;
     }
     let copied = AtomicU64::new(0);
     walk.items

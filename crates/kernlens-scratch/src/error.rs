@@ -1,14 +1,22 @@
-//! The two error enums: one for setting a workspace up, one for reading it back.
+//! The crate's one error enum: every step of setting a workspace up, reading
+//! it back, exporting and sweeping reports through it, naming the step and the
+//! path.
 
 use std::path::PathBuf;
 
-/// Why [`prepare`](crate::prepare::prepare()) (or one of its steps) did not produce a workspace.
+/// The cause of a failed git step: gix's own error (kept for its cause chain)
+/// or, for the `git` executable, what it printed.
+pub type GitCause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a scratch operation failed: [`prepare`](crate::prepare::prepare()) (or
+/// one of its steps) did not produce a workspace, or reading changes from,
+/// exporting, discarding or sweeping a workspace did not complete.
 ///
-/// [`Collision`](PrepareError::Collision) and [`ProtectedBranch`](PrepareError::ProtectedBranch) are
+/// [`Collision`](Error::Collision) and [`ProtectedBranch`](Error::ProtectedBranch) are
 /// refusals: they are decisions, not faults, and they leave the disk untouched.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum PrepareError {
+pub enum Error {
     /// The worktree path already exists; a retained attempt is never reused or deleted.
     #[error("refusing to prepare '{}': the worktree already exists", path.display())]
     Collision {
@@ -65,67 +73,6 @@ pub enum PrepareError {
         /// The policy limit in bytes.
         limit: u64,
     },
-    /// A filesystem operation failed.
-    #[error("cannot {action} '{}': {source}", path.display())]
-    Io {
-        /// What was being done (`create directory`, `copy`, ...).
-        action: &'static str,
-        /// The path involved.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A git step failed.
-    #[error("git {step} failed in '{}': {why}", path.display())]
-    Git {
-        /// The step (`init`, `commit`, `write index`, ...).
-        step: &'static str,
-        /// The repository or file involved.
-        path: PathBuf,
-        /// The cause.
-        why: String,
-    },
-}
-
-impl PrepareError {
-    /// True for decisions that left the disk untouched: [`Collision`](Self::Collision) and
-    /// [`ProtectedBranch`](Self::ProtectedBranch).
-    pub fn is_refusal(&self) -> bool {
-        matches!(
-            self,
-            PrepareError::Collision { .. } | PrepareError::ProtectedBranch { .. }
-        )
-    }
-
-    pub(crate) fn io(
-        action: &'static str,
-        path: impl Into<PathBuf>,
-        source: std::io::Error,
-    ) -> Self {
-        PrepareError::Io {
-            action,
-            path: path.into(),
-            source,
-        }
-    }
-
-    pub(crate) fn git(
-        step: &'static str,
-        path: impl Into<PathBuf>,
-        why: impl std::fmt::Display,
-    ) -> Self {
-        PrepareError::Git {
-            step,
-            path: path.into(),
-            why: why.to_string(),
-        }
-    }
-}
-
-/// Why reading changes from, exporting or discarding a workspace failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ScratchError {
     /// The `best` commit is not in the workspace repository.
     #[error("unknown commit '{commit}' in '{}'", repo.display())]
     UnknownCommit {
@@ -167,7 +114,7 @@ pub enum ScratchError {
     /// A filesystem operation failed.
     #[error("cannot {action} '{}': {source}", path.display())]
     Io {
-        /// What was being done.
+        /// What was being done (`create directory`, `copy`, ...).
         action: &'static str,
         /// The path involved.
         path: PathBuf,
@@ -175,24 +122,33 @@ pub enum ScratchError {
         source: std::io::Error,
     },
     /// A git step failed.
-    #[error("git {step} failed in '{}': {why}", path.display())]
+    #[error("git {step} failed in '{}': {source}", path.display())]
     Git {
-        /// The step.
+        /// The step (`init`, `commit`, `write index`, ...).
         step: &'static str,
         /// The repository or file involved.
         path: PathBuf,
-        /// The cause.
-        why: String,
+        /// The cause, with its own chain.
+        source: GitCause,
     },
 }
 
-impl ScratchError {
+impl Error {
+    /// True for decisions that left the disk untouched: [`Collision`](Self::Collision) and
+    /// [`ProtectedBranch`](Self::ProtectedBranch).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Error::Collision { .. } | Error::ProtectedBranch { .. }
+        )
+    }
+
     pub(crate) fn io(
         action: &'static str,
         path: impl Into<PathBuf>,
         source: std::io::Error,
     ) -> Self {
-        ScratchError::Io {
+        Error::Io {
             action,
             path: path.into(),
             source,
@@ -202,12 +158,12 @@ impl ScratchError {
     pub(crate) fn git(
         step: &'static str,
         path: impl Into<PathBuf>,
-        why: impl std::fmt::Display,
+        source: impl Into<GitCause>,
     ) -> Self {
-        ScratchError::Git {
+        Error::Git {
             step,
             path: path.into(),
-            why: why.to_string(),
+            source: source.into(),
         }
     }
 }

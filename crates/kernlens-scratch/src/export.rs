@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::baseline::read_drift_manifest;
 use crate::changes::{Change, ChangeStatus, classify, compare, rel_path};
 use crate::copy::{DriftEntry, mtime_ns};
-use crate::error::ScratchError;
+use crate::error::Error;
 use crate::nofollow::{open_root, own_dir_at, read_nofollow, write_atomic_below};
 use crate::patch::write_patch;
 use crate::pattern::PathFilter;
@@ -35,11 +35,24 @@ impl ExportRequest {
     pub fn new(best: Option<String>, out_dir: Option<PathBuf>) -> ExportRequest {
         ExportRequest { best, out_dir }
     }
+
+    /// The same request exporting commit `best` (or the worktree, for `None`).
+    pub fn with_best(mut self, best: Option<String>) -> Self {
+        self.best = best;
+        self
+    }
+
+    /// The same request writing into `out_dir` (or the default, for `None`).
+    pub fn with_out_dir(mut self, out_dir: Option<PathBuf>) -> Self {
+        self.out_dir = out_dir;
+        self
+    }
 }
 
 /// How an excluded source file drifted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DriftState {
     /// Size or mtime differ from prepare time.
     Changed,
@@ -51,6 +64,7 @@ pub enum DriftState {
 
 /// One edit under an excluded path: reported, copied, never in the patch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct DriftItem {
     /// Path relative to the worktree.
     pub path: String,
@@ -88,9 +102,9 @@ struct OutDir {
 }
 
 impl OutDir {
-    fn open(path: &Path) -> Result<OutDir, ScratchError> {
+    fn open(path: &Path) -> Result<OutDir, Error> {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let create = |e| ScratchError::io("create directory", &path, e);
+        let create = |e| Error::io("create directory", &path, e);
         let fd = match (path.parent(), path.file_name()) {
             (Some(up), Some(name)) => own_dir_at(&open_root(up).map_err(create)?, name),
             _ => open_root(&path),
@@ -101,9 +115,9 @@ impl OutDir {
 
     /// Write `rel` below the directory atomically (temp file, fsync, rename); a symlink at the
     /// target is replaced, a symlinked directory on the way is refused.
-    fn write(&self, rel: &Path, bytes: &[u8]) -> Result<(), ScratchError> {
+    fn write(&self, rel: &Path, bytes: &[u8]) -> Result<(), Error> {
         write_atomic_below(&self.fd, rel, bytes, 0o644)
-            .map_err(|e| ScratchError::io("write", self.path.join(rel), e))
+            .map_err(|e| Error::io("write", self.path.join(rel), e))
     }
 }
 
@@ -141,9 +155,9 @@ fn excluded_sources(root: &Path, exclude: &PathFilter) -> Vec<DriftEntry> {
     out
 }
 
-fn drift(ws: &Workspace) -> Result<Vec<DriftItem>, ScratchError> {
+fn drift(ws: &Workspace) -> Result<Vec<DriftItem>, Error> {
     let recorded = read_drift_manifest(&ws.git_dir())
-        .map_err(|e| ScratchError::io("read drift manifest in", ws.git_dir(), e))?;
+        .map_err(|e| Error::io("read drift manifest in", ws.git_dir(), e))?;
     let now = excluded_sources(&ws.worktree, &PathFilter::new(&ws.meta.git_exclude));
     let mut items = Vec::new();
     for r in &recorded {
@@ -173,7 +187,7 @@ fn drift(ws: &Workspace) -> Result<Vec<DriftItem>, ScratchError> {
 
 /// Export a workspace: `v1_scratch<ext>`, `files/<rel>`, `scratch.patch`, `export.json`, and
 /// `files_excluded/<rel>` for drift.
-pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, ScratchError> {
+pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, Error> {
     let out_dir = request
         .out_dir
         .clone()
@@ -184,7 +198,7 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
     if let Some(best) = &request.best
         && loaded.is_empty()
     {
-        return Err(ScratchError::NothingToExport {
+        return Err(Error::NothingToExport {
             commit: best.clone(),
         });
     }
@@ -199,7 +213,7 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
     match (&cmp.source, cmp.new.get(kernel_key)) {
         (_, Some(side)) => out.write(&primary, &cmp.new_bytes(kernel_key, *side)?)?,
         (crate::changes::NewSource::Repo, None) => {
-            return Err(ScratchError::PrimaryMissingAtBest {
+            return Err(Error::PrimaryMissingAtBest {
                 kernel_rel: ws.meta.kernel_rel.clone(),
                 commit: request.best.clone().unwrap_or_default(),
             });
@@ -273,7 +287,7 @@ pub fn export(ws: &Workspace, request: &ExportRequest) -> Result<ExportReport, S
         excluded_drift: &report.excluded_drift,
     };
     let json = serde_json::to_vec_pretty(&manifest)
-        .map_err(|e| ScratchError::io("encode", &out_dir, std::io::Error::other(e)))?;
+        .map_err(|e| Error::io("encode", &out_dir, std::io::Error::other(e)))?;
     out.write(Path::new("export.json"), &json)?;
     Ok(report)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::error::PrepareError;
+use crate::error::Error;
 use crate::policy::{BASELINE_MESSAGE, BASELINE_REF, IDENTITY_EMAIL, IDENTITY_NAME};
 
 /// Timeout of one baseline step.
@@ -14,7 +14,7 @@ pub const BASELINE_STEP_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Run `git <args>` in `dir`, isolated, and return its stdout; a timeout or a non-zero exit is a
 /// `Git` error naming the command.
-fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<String, PrepareError> {
+fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<String, Error> {
     let shown = format!("git {}", args.join(" "));
     let safe = format!("safe.directory={}", dir.display());
     let mut child = Command::new("git")
@@ -42,7 +42,7 @@ fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<String, PrepareEr
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| PrepareError::git("run git", dir, format!("cannot start '{shown}': {e}")))?;
+        .map_err(|e| Error::git("run git", dir, format!("cannot start '{shown}': {e}")))?;
     let started = Instant::now();
     loop {
         match child.try_wait() {
@@ -50,21 +50,21 @@ fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<String, PrepareEr
             Ok(None) if started.elapsed() > timeout => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(PrepareError::git(
+                return Err(Error::git(
                     "run git",
                     dir,
                     format!("'{shown}' timed out after {} s", timeout.as_secs()),
                 ));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(PrepareError::git("run git", dir, format!("'{shown}': {e}"))),
+            Err(e) => return Err(Error::git("run git", dir, format!("'{shown}': {e}"))),
         }
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| PrepareError::git("run git", dir, format!("'{shown}': {e}")))?;
+        .map_err(|e| Error::git("run git", dir, format!("'{shown}': {e}")))?;
     if !out.status.success() {
-        return Err(PrepareError::git(
+        return Err(Error::git(
             "run git",
             dir,
             format!(
@@ -78,7 +78,7 @@ fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<String, PrepareEr
 }
 
 /// `git init`, point HEAD at the branch before any commit.
-pub(crate) fn init(dir: &Path, branch: &str) -> Result<(), PrepareError> {
+pub(crate) fn init(dir: &Path, branch: &str) -> Result<(), Error> {
     git(dir, &["init", "-q"], BASELINE_STEP_TIMEOUT)?;
     git(
         dir,
@@ -89,7 +89,7 @@ pub(crate) fn init(dir: &Path, branch: &str) -> Result<(), PrepareError> {
 }
 
 /// `git add -A`, commit, baseline ref; returns the commit id.
-pub(crate) fn add_commit(dir: &Path) -> Result<gix::ObjectId, PrepareError> {
+pub(crate) fn add_commit(dir: &Path) -> Result<gix::ObjectId, Error> {
     git(dir, &["add", "-A"], BASELINE_STEP_TIMEOUT)?;
     git(
         dir,
@@ -110,5 +110,5 @@ pub(crate) fn add_commit(dir: &Path) -> Result<gix::ObjectId, PrepareError> {
     )?;
     let head = git(dir, &["rev-parse", "HEAD"], BASELINE_STEP_TIMEOUT)?;
     gix::ObjectId::from_hex(head.trim().as_bytes())
-        .map_err(|e| PrepareError::git("rev-parse HEAD", dir, e))
+        .map_err(|e| Error::git("rev-parse HEAD", dir, e))
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::PrepareError;
+use crate::error::Error;
 use crate::location::ScratchEnv;
 
 /// How the copy root was chosen.
@@ -59,8 +59,8 @@ fn rel_string(path: &Path, base: &Path) -> Option<String> {
 /// Choose the copy root for `source_file`, resolved to its real path first: a kernel file that
 /// is a link (or sits under a linked directory) is laid out, and copied, where its bytes really
 /// are, so the worktree holds a file and edits never land in the original through a link.
-pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layout, PrepareError> {
-    let missing = || PrepareError::SourceMissing {
+pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layout, Error> {
+    let missing = || Error::SourceMissing {
         path: source_file.to_path_buf(),
     };
     if !std::fs::metadata(source_file)
@@ -72,7 +72,7 @@ pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layou
     let absolute = std::path::absolute(source_file).map_err(|_| missing())?;
     let source = source_file
         .canonicalize()
-        .map_err(|e| PrepareError::io("resolve", source_file, e))?;
+        .map_err(|e| Error::io("resolve", source_file, e))?;
     let (Some(dir), Some(file_name)) = (source.parent().map(Path::to_path_buf), source.file_name())
     else {
         return Err(missing());
@@ -89,7 +89,7 @@ pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layou
     if let Some(hint) = repo_hint {
         let hint = hint
             .canonicalize()
-            .map_err(|e| PrepareError::io("resolve repository hint", hint, e))?;
+            .map_err(|e| Error::io("resolve repository hint", hint, e))?;
         if let Some(rel) = rel_string(&source, &hint) {
             return Ok(Layout {
                 copy_root: hint.clone(),
@@ -118,7 +118,7 @@ pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layou
             }
         }
         let Some(layout_root) = top.parent().map(Path::to_path_buf) else {
-            return Err(PrepareError::RefuseCopyRoot {
+            return Err(Error::RefuseCopyRoot {
                 root: top,
                 why: "the top package has no parent directory".into(),
             });
@@ -156,12 +156,8 @@ pub fn find_layout(source_file: &Path, repo_hint: Option<&Path>) -> Result<Layou
     directory_layout(&dir, &source, warnings)
 }
 
-fn directory_layout(
-    dir: &Path,
-    source: &Path,
-    warnings: Vec<String>,
-) -> Result<Layout, PrepareError> {
-    let kernel_rel = rel_string(source, dir).ok_or_else(|| PrepareError::SourceMissing {
+fn directory_layout(dir: &Path, source: &Path, warnings: Vec<String>) -> Result<Layout, Error> {
+    let kernel_rel = rel_string(source, dir).ok_or_else(|| Error::SourceMissing {
         path: source.to_path_buf(),
     })?;
     Ok(Layout {
@@ -178,14 +174,10 @@ fn directory_layout(
 /// that is or holds a user's home directory (`env.home_dirs`, such as `/home`), a
 /// `site-packages`/`dist-packages` directory (outside `SingleFile` mode), or an ancestor of (or
 /// equal to) the planned worktree.
-pub fn check_copy_root(
-    layout: &Layout,
-    env: &ScratchEnv,
-    worktree: &Path,
-) -> Result<(), PrepareError> {
+pub fn check_copy_root(layout: &Layout, env: &ScratchEnv, worktree: &Path) -> Result<(), Error> {
     let root = &layout.copy_root;
     let refuse = |why: String| {
-        Err(PrepareError::RefuseCopyRoot {
+        Err(Error::RefuseCopyRoot {
             root: root.clone(),
             why,
         })

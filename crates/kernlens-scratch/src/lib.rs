@@ -6,7 +6,7 @@
 //! - [`prepare()`](prepare::prepare) copies the package (keeping `jit/`, `dist/` and `*.so`, which
 //!   the shadowing copy needs to import, and dropping `.git` and bytecode), commits a source-only
 //!   baseline with gix (no `git` executable, no user configuration, no hooks), and publishes the
-//!   worktree atomically. It refuses to reuse an existing attempt ([`PrepareError::Collision`]) or
+//!   worktree atomically. It refuses to reuse an existing attempt ([`Error::Collision`]) or
 //!   a protected branch, and moves the worktree to a local disk when the output directory is on a
 //!   network filesystem ([`mounts`], [`location`]).
 //! - [`changes()`](changes::changes) and [`export()`](export::export) list what changed against
@@ -14,7 +14,7 @@
 //!   accepts, and a drift report for edits under excluded paths.
 //! - [`sweep()`](sweep::sweep) reclaims relocated sessions whose owner (the process that uses
 //!   the worktree, not the short-lived CLI) provably died longer ago than a grace period, or
-//!   that were [`release`](prepare::release)d, and never touches anything without our marker
+//!   that were [`release`]d, and never touches anything without our marker
 //!   ([`owner`]).
 //! - Nothing is written through a link the crate did not create: directories below a root are
 //!   made with `mkdirat`/`openat(O_NOFOLLOW)` at mode 0700, files through a temp file and a
@@ -24,9 +24,7 @@
 //! [`policy`].
 //!
 //! ```
-//! use kernlens_scratch::changes::changes;
-//! use kernlens_scratch::location::LocationRequest;
-//! use kernlens_scratch::prepare::{PrepareRequest, prepare};
+//! use kernlens_scratch::{LocationRequest, PrepareRequest, changes, prepare};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let tmp = tempfile::tempdir()?;
@@ -61,7 +59,13 @@ pub mod mounts;
 mod nofollow;
 pub mod owner;
 mod pack;
+// The patch writer's parts (unified hunks, base85, path quoting) are public only with the
+// hidden `fuzzing` feature, for the crate's property tests and fuzz/; export writes the patch.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod patch;
+#[cfg(not(feature = "fuzzing"))]
+mod patch;
 mod pattern;
 pub mod policy;
 pub mod prepare;
@@ -70,4 +74,16 @@ pub mod sweep;
 mod tracked;
 pub mod workspace;
 
-pub use error::{PrepareError, ScratchError};
+pub use error::{Error, GitCause};
+
+// The common path at the root, so a caller needs one import line; the modules
+// keep the rest (policy lists, owner markers, layout and patch parts).
+pub use changes::{Change, ChangeStatus, CommitId, changes};
+pub use export::{DriftItem, DriftState, ExportReport, ExportRequest, export};
+pub use location::{LocationRequest, ScratchEnv};
+pub use mounts::MountTable;
+pub use owner::{LivenessProbe, OwnerMarker, SystemProbe};
+pub use policy::{GitBackend, ScratchPolicy};
+pub use prepare::{PrepareRequest, discard, prepare, prepare_with, release};
+pub use sweep::{SweepOptions, SweepReport, sweep};
+pub use workspace::Workspace;

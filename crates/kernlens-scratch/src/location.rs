@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{PrepareError, ScratchError};
+use crate::error::Error;
 use crate::mounts::MountTable;
 use crate::nofollow::{make_private, open_root, own_dir_at};
 use crate::owner::{LivenessProbe, NsIdentity, OwnerMarker, RELEASED_FILE};
@@ -42,6 +42,24 @@ impl ScratchEnv {
             home,
             home_dirs: Vec::new(),
         }
+    }
+
+    /// The same environment with `KERNLENS_LOCAL_SCRATCH_ROOT` as set (or unset).
+    pub fn with_local_root_override(mut self, value: Option<String>) -> Self {
+        self.local_root_override = value;
+        self
+    }
+
+    /// The same environment with `XDG_CACHE_HOME` as set (or unset).
+    pub fn with_xdg_cache_home(mut self, value: Option<String>) -> Self {
+        self.xdg_cache_home = value;
+        self
+    }
+
+    /// The same environment with `HOME` as set (or unset).
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
     }
 
     /// Set the users' home directories (see [`passwd_homes`]).
@@ -138,7 +156,7 @@ impl LocationRequest {
     }
 
     /// The sanitised session and attempt names.
-    pub fn names(&self) -> Result<(String, String), PrepareError> {
+    pub fn names(&self) -> Result<(String, String), Error> {
         let output =
             std::path::absolute(&self.output_dir).unwrap_or_else(|_| self.output_dir.clone());
         let from_path = |p: Option<&Path>| {
@@ -163,13 +181,13 @@ impl LocationRequest {
 
 /// Characters outside `[A-Za-z0-9._-]` become `-`, runs of `-` collapse, and leading or trailing
 /// `-` and `.` are trimmed. Empty, `.` and `..` are refused.
-pub fn sanitize_name(what: &'static str, raw: &str) -> Result<String, PrepareError> {
+pub fn sanitize_name(what: &'static str, raw: &str) -> Result<String, Error> {
     let dashed = dash_outside(raw, |c| {
         c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
     });
     let trimmed = dashed.trim_matches(|c| c == '-' || c == '.');
     if trimmed.is_empty() || trimmed == "." || trimmed == ".." {
-        return Err(PrepareError::InvalidName {
+        return Err(Error::InvalidName {
             what,
             name: raw.to_owned(),
         });
@@ -218,7 +236,7 @@ pub fn plan_location(
     env: &ScratchEnv,
     mounts: &MountTable,
     policy: &ScratchPolicy,
-) -> Result<ScratchLocation, PrepareError> {
+) -> Result<ScratchLocation, Error> {
     let (session, attempt) = request.names()?;
     let output_dir =
         std::path::absolute(&request.output_dir).unwrap_or_else(|_| request.output_dir.clone());
@@ -236,7 +254,7 @@ pub fn plan_location(
     }
     let (root, mut warnings) = env.local_root();
     let Some(local_root) = root else {
-        return Err(PrepareError::NoScratchRoot { output_dir });
+        return Err(Error::NoScratchRoot { output_dir });
     };
     if mounts.is_network_fs(&local_root, policy) {
         warnings.push(format!(
@@ -291,7 +309,7 @@ pub fn claim_location(
     location: &ScratchLocation,
     claim: &Claim,
     probe: &dyn LivenessProbe,
-) -> Result<SweepReport, PrepareError> {
+) -> Result<SweepReport, Error> {
     claim_location_open(location, claim, probe).map(|(_, report)| report)
 }
 
@@ -301,7 +319,7 @@ pub(crate) fn claim_location_open(
     location: &ScratchLocation,
     claim: &Claim,
     probe: &dyn LivenessProbe,
-) -> Result<(Option<OwnedFd>, SweepReport), PrepareError> {
+) -> Result<(Option<OwnedFd>, SweepReport), Error> {
     let (Some(session_dir), Some(local_root)) = (&location.session_dir, &location.local_root)
     else {
         return Ok((None, SweepReport::default()));
@@ -310,34 +328,26 @@ pub(crate) fn claim_location_open(
         return Ok((None, SweepReport::default()));
     }
     let root_fd =
-        open_root(local_root).map_err(|e| PrepareError::io("create local root", local_root, e))?;
+        open_root(local_root).map_err(|e| Error::io("create local root", local_root, e))?;
     let session_fd = own_dir_at(&root_fd, OsStr::new(&location.session))
-        .map_err(|e| PrepareError::io("create session directory", session_dir, e))?;
+        .map_err(|e| Error::io("create session directory", session_dir, e))?;
     make_private(&session_fd, session_dir)
-        .map_err(|e| PrepareError::io("claim session directory", session_dir, e))?;
+        .map_err(|e| Error::io("claim session directory", session_dir, e))?;
     claim
         .owner
         .write_at(&session_fd)
-        .map_err(|e| PrepareError::io("write owner marker in", session_dir, e))?;
+        .map_err(|e| Error::io("write owner marker in", session_dir, e))?;
     NsIdentity::current()
         .write_at(&session_fd)
-        .map_err(|e| PrepareError::io("write namespace record in", session_dir, e))?;
+        .map_err(|e| Error::io("write namespace record in", session_dir, e))?;
     match rustix::fs::unlinkat(&session_fd, RELEASED_FILE, rustix::fs::AtFlags::empty()) {
         Ok(()) | Err(rustix::io::Errno::NOENT) => {}
-        Err(e) => return Err(PrepareError::io("clear release of", session_dir, e.into())),
+        Err(e) => return Err(Error::io("clear release of", session_dir, e.into())),
     }
     let options = claim.sweep.clone().with_spare(location.session.clone());
     let report = sweep(local_root, &options, probe).map_err(|e| match e {
-        ScratchError::Io {
-            action,
-            path,
-            source,
-        } => PrepareError::Io {
-            action,
-            path,
-            source,
-        },
-        other => PrepareError::io(
+        io @ Error::Io { .. } => io,
+        other => Error::io(
             "sweep",
             local_root,
             std::io::Error::other(other.to_string()),
@@ -362,7 +372,7 @@ mod tests {
         for bad in ["", ".", "..", "---", "///", "é"] {
             assert!(matches!(
                 sanitize_name("attempt", bad),
-                Err(PrepareError::InvalidName { .. })
+                Err(Error::InvalidName { .. })
             ));
         }
     }

@@ -10,6 +10,7 @@ use crate::policy::ScratchPolicy;
 
 /// One mount: where, and of which type.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Mount {
     /// Mount point with octal escapes decoded and no trailing `/` (except `/` itself).
     pub mount_point: Vec<u8>,
@@ -19,6 +20,7 @@ pub struct Mount {
 
 /// A parsed mount table, in file order (later lines are higher on a mount stack).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MountTable {
     /// The mounts in table order.
     pub mounts: Vec<Mount>,
@@ -162,7 +164,7 @@ mod tests {
     }
 
     #[test]
-    fn w12_longest_prefix_on_component_boundaries() {
+    fn longest_prefix_on_component_boundaries() {
         let t = table();
         assert_eq!(t.fs_type_of_resolved(b"/mnt/x").as_deref(), Some("nfs4"));
         assert_eq!(
@@ -174,7 +176,7 @@ mod tests {
     }
 
     #[test]
-    fn w12_later_line_wins_on_a_mount_stack() {
+    fn later_line_wins_on_a_mount_stack() {
         let t = MountTable::parse(
             "rootfs / ext4 rw 0 0\nsrv:/e /mnt nfs4 rw 0 0\ntmpfs /mnt tmpfs rw 0 0\n",
         );
@@ -216,7 +218,7 @@ mod tests {
     }
 
     #[test]
-    fn w13_unreadable_table_means_local() {
+    fn unreadable_table_means_local() {
         let t = MountTable::read(Path::new("/nonexistent/kernlens/mounts"));
         assert!(t.mounts.is_empty());
         assert_eq!(t.fs_type_of(Path::new("/tmp")), None);

@@ -22,6 +22,7 @@ pub const RELEASED_FILE: &str = ".released";
 
 /// A process identity that survives pid reuse: pid plus its kernel start time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
 pub struct OwnerMarker {
     /// Process id.
     pub pid: u32,
@@ -44,6 +45,11 @@ pub fn proc_starttime(pid: u32) -> Option<u64> {
 }
 
 impl OwnerMarker {
+    /// A marker for process `pid` started at `starttime` (field 22 of `/proc/<pid>/stat`).
+    pub fn new(pid: u32, starttime: u64) -> OwnerMarker {
+        OwnerMarker { pid, starttime }
+    }
+
     /// This process.
     pub fn current() -> OwnerMarker {
         let pid = std::process::id();
@@ -132,6 +138,7 @@ fn write_marker_at(dir: &OwnedFd, name: &str, bytes: &[u8]) -> std::io::Result<(
 
 /// Boot and pid-namespace identity of a process's view of pids.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
 pub struct NsIdentity {
     /// `/proc/sys/kernel/random/boot_id`, trimmed.
     pub boot_id: Option<String>,
@@ -140,6 +147,11 @@ pub struct NsIdentity {
 }
 
 impl NsIdentity {
+    /// An identity from a boot id and a pid-namespace inode (either unknown as `None`).
+    pub fn new(boot_id: Option<String>, pidns: Option<u64>) -> NsIdentity {
+        NsIdentity { boot_id, pidns }
+    }
+
     /// This process's boot id and pid namespace.
     pub fn current() -> NsIdentity {
         NsIdentity {
@@ -189,6 +201,7 @@ impl NsIdentity {
 
 /// What `kill(pid, 0)` said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SignalProbe {
     /// The process exists and we may signal it.
     Exists,
@@ -212,6 +225,7 @@ pub trait LivenessProbe {
 
 /// The real probe: `kill(2)` and `/proc`.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct SystemProbe {
     ns: NsIdentity,
 }
@@ -253,6 +267,7 @@ impl LivenessProbe for SystemProbe {
 /// Whether a session directory's owner still runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Liveness {
     /// The owner runs (or may: EPERM, unknown start time).
     Alive,

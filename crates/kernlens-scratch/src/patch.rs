@@ -6,7 +6,7 @@ use std::io::Write as _;
 use gix_imara_diff::{Algorithm, Diff, InternedInput};
 
 use crate::changes::{ChangeStatus, Comparison, LoadedChange, is_binary};
-use crate::error::ScratchError;
+use crate::error::Error;
 
 const NULL_ID: &str = "0000000000000000000000000000000000000000";
 const CONTEXT: u32 = 3;
@@ -239,10 +239,7 @@ fn section(
 
 /// Assemble the patch for `changes` (as classified from `cmp`), one section per change in path
 /// order; a type change is a deletion followed by an addition.
-pub(crate) fn write_patch(
-    cmp: &Comparison,
-    changes: &[LoadedChange],
-) -> Result<Vec<u8>, ScratchError> {
+pub(crate) fn write_patch(cmp: &Comparison, changes: &[LoadedChange]) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
     for loaded in changes {
         let key = loaded.change.path_bytes();
@@ -256,7 +253,7 @@ pub(crate) fn write_patch(
         let new_side = new
             .zip(new_id.as_deref())
             .map(|(n, id)| (id, n.kind.octal(), loaded.new.as_slice()));
-        let io = |e| ScratchError::io("write patch for", crate::changes::rel_path(key), e);
+        let io = |e| Error::io("write patch for", crate::changes::rel_path(key), e);
         if loaded.change.status == ChangeStatus::TypeChanged {
             section(&mut out, key, old_side, None).map_err(io)?;
             section(&mut out, key, None, new_side).map_err(io)?;

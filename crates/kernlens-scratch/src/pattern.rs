@@ -5,6 +5,7 @@ use gix::bstr::ByteSlice;
 use gix_ignore::glob::pattern::Case;
 
 /// A compiled list of gitignore patterns, matched against `/`-separated relative paths.
+#[non_exhaustive]
 pub struct PathFilter {
     search: gix_ignore::Search,
 }

@@ -147,6 +147,58 @@ pub enum PolicyWarning {
 }
 
 impl ScratchPolicy {
+    /// The same policy leaving these gitignore patterns out of the copy.
+    pub fn with_copy_ignore<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.copy_ignore = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same policy writing these patterns to `.git/info/exclude` before the baseline add.
+    pub fn with_git_exclude<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.git_exclude = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same policy protecting these branch names.
+    pub fn with_protected_branches<I, S>(mut self, branches: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.protected_branches = branches.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same policy treating these mount-table filesystem types as network filesystems.
+    pub fn with_network_fs_types<I, S>(mut self, types: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.network_fs_types = types.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same policy refusing copies larger than `bytes`.
+    pub fn with_max_copy_bytes(mut self, bytes: u64) -> Self {
+        self.max_copy_bytes = bytes;
+        self
+    }
+
+    /// The same policy doing the git work with `backend`.
+    pub fn with_git_backend(mut self, backend: GitBackend) -> Self {
+        self.git_backend = backend;
+        self
+    }
+
     /// Warn (never fail) about a custom policy that breaks the copy's import surface or lets
     /// bytecode into the baseline.
     pub fn validate(&self) -> Vec<PolicyWarning> {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::baseline::build_baseline;
 use crate::branch::{branch_name, check_branch};
 use crate::copy::copy_layout;
-use crate::error::{PrepareError, ScratchError};
+use crate::error::Error;
 use crate::layout::{check_copy_root, find_layout};
 use crate::location::{Claim, LocationRequest, ScratchEnv, claim_location_open, plan_location};
 use crate::mounts::MountTable;
@@ -48,6 +48,9 @@ pub struct PrepareRequest {
     /// Grace period and clock for the sweep a relocated claim runs.
     pub sweep: SweepOptions,
     /// Test hook: fail right after the copy, to prove a failed build leaves nothing behind.
+    /// Only with the hidden `test-hooks` feature; not public API.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
     pub fail_after_copy: bool,
 }
 
@@ -65,8 +68,39 @@ impl PrepareRequest {
             mounts: MountTable::default(),
             owner: None,
             sweep: SweepOptions::default(),
+            #[cfg(feature = "test-hooks")]
             fail_after_copy: false,
         }
+    }
+
+    /// Copy this repository directory whole instead of the package.
+    pub fn with_repo_hint(mut self, repo: Option<PathBuf>) -> Self {
+        self.repo_hint = repo;
+        self
+    }
+
+    /// Use this baseline branch (`None` generates one).
+    pub fn with_branch(mut self, branch: Option<String>) -> Self {
+        self.branch = branch;
+        self
+    }
+
+    /// Prepare under this policy.
+    pub fn with_policy(mut self, policy: ScratchPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Place the local scratch root by these environment values.
+    pub fn with_env(mut self, env: ScratchEnv) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Detect network output with this mount table.
+    pub fn with_mounts(mut self, mounts: MountTable) -> Self {
+        self.mounts = mounts;
+        self
     }
 
     /// Record `owner` as the session's owner instead of this process.
@@ -83,7 +117,7 @@ impl PrepareRequest {
 }
 
 /// Prepare a workspace, judging liveness with the real system probe.
-pub fn prepare(request: &PrepareRequest) -> Result<Workspace, PrepareError> {
+pub fn prepare(request: &PrepareRequest) -> Result<Workspace, Error> {
     prepare_with(request, &SystemProbe::new())
 }
 
@@ -92,10 +126,10 @@ pub fn prepare(request: &PrepareRequest) -> Result<Workspace, PrepareError> {
 pub fn prepare_with(
     request: &PrepareRequest,
     probe: &dyn LivenessProbe,
-) -> Result<Workspace, PrepareError> {
+) -> Result<Workspace, Error> {
     // 1. Checks, before anything touches the disk.
     if !std::fs::metadata(&request.source_file).is_ok_and(|m| m.is_file()) {
-        return Err(PrepareError::SourceMissing {
+        return Err(Error::SourceMissing {
             path: request.source_file.clone(),
         });
     }
@@ -123,7 +157,7 @@ pub fn prepare_with(
     )?;
     check_copy_root(&layout, &request.env, &location.worktree)?;
     if std::fs::symlink_metadata(&location.worktree).is_ok() {
-        return Err(PrepareError::Collision {
+        return Err(Error::Collision {
             path: location.worktree.clone(),
         });
     }
@@ -137,7 +171,7 @@ pub fn prepare_with(
         .worktree
         .parent()
         .map(Path::to_path_buf)
-        .ok_or_else(|| PrepareError::RefuseCopyRoot {
+        .ok_or_else(|| Error::RefuseCopyRoot {
             root: location.worktree.clone(),
             why: "the worktree has no parent".into(),
         })?;
@@ -157,7 +191,7 @@ pub fn prepare_with(
         partial_name.as_str(),
         rustix::fs::Mode::from_raw_mode(PRIVATE_DIR_MODE),
     )
-    .map_err(|e| PrepareError::io("create partial directory", &partial, e.into()))?;
+    .map_err(|e| Error::io("create partial directory", &partial, e.into()))?;
     let built = build_into(&partial, request, &layout, &location, &branch, owner);
     let (meta, stats, mut warnings) = match built {
         Ok(ok) => ok,
@@ -201,10 +235,11 @@ fn build_into(
     location: &crate::location::ScratchLocation,
     branch: &str,
     me: OwnerMarker,
-) -> Result<Built, PrepareError> {
+) -> Result<Built, Error> {
     let copied = copy_layout(layout, partial, &request.policy)?;
+    #[cfg(feature = "test-hooks")]
     if request.fail_after_copy {
-        return Err(PrepareError::io(
+        return Err(Error::io(
             "continue after copying into",
             partial,
             std::io::Error::other("failure injected by the test hook"),
@@ -230,11 +265,10 @@ fn build_into(
         git_exclude: request.policy.git_exclude.clone(),
         relocated: location.relocated,
     };
-    let json = serde_json::to_vec_pretty(&meta)
-        .map_err(|e| PrepareError::git("write metadata", partial, e))?;
+    let json =
+        serde_json::to_vec_pretty(&meta).map_err(|e| Error::git("write metadata", partial, e))?;
     let meta_path = partial.join(".git").join(META_FILE);
-    std::fs::write(&meta_path, json)
-        .map_err(|e| PrepareError::io("write metadata", &meta_path, e))?;
+    std::fs::write(&meta_path, json).map_err(|e| Error::io("write metadata", &meta_path, e))?;
     Ok((meta, baseline.stats, copied.warnings))
 }
 
@@ -247,11 +281,11 @@ fn open_attempt_dir(
     location: &crate::location::ScratchLocation,
     session_fd: Option<&OwnedFd>,
     parent: &Path,
-) -> Result<OwnedFd, PrepareError> {
-    let create = |e| PrepareError::io("create directory", parent, e);
+) -> Result<OwnedFd, Error> {
+    let create = |e| Error::io("create directory", parent, e);
     if let Some(session_fd) = session_fd {
         let fd = own_dir_at(session_fd, OsStr::new(&location.attempt)).map_err(create)?;
-        make_private(&fd, parent).map_err(|e| PrepareError::io("claim directory", parent, e))?;
+        make_private(&fd, parent).map_err(|e| Error::io("claim directory", parent, e))?;
         return Ok(fd);
     }
     match (parent.parent(), parent.file_name()) {
@@ -265,29 +299,27 @@ fn open_attempt_dir(
 
 /// Rename `partial_name` to `worktree` inside the open directory without ever replacing an
 /// existing worktree.
-fn publish(dir: &OwnedFd, partial_name: &str, worktree: &Path) -> Result<(), PrepareError> {
+fn publish(dir: &OwnedFd, partial_name: &str, worktree: &Path) -> Result<(), Error> {
     use rustix::fs::{RenameFlags, renameat_with};
     const WORKTREE: &str = "worktree";
     match renameat_with(dir, partial_name, dir, WORKTREE, RenameFlags::NOREPLACE) {
         Ok(()) => Ok(()),
-        Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
-            Err(PrepareError::Collision {
-                path: worktree.to_path_buf(),
-            })
-        }
+        Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => Err(Error::Collision {
+            path: worktree.to_path_buf(),
+        }),
         Err(rustix::io::Errno::INVAL)
         | Err(rustix::io::Errno::NOSYS)
         | Err(rustix::io::Errno::OPNOTSUPP) => {
             // The filesystem lacks RENAME_NOREPLACE: check again, then rename.
             if rustix::fs::statat(dir, WORKTREE, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok() {
-                return Err(PrepareError::Collision {
+                return Err(Error::Collision {
                     path: worktree.to_path_buf(),
                 });
             }
             rustix::fs::renameat(dir, partial_name, dir, WORKTREE)
-                .map_err(|e| PrepareError::io("publish", worktree, e.into()))
+                .map_err(|e| Error::io("publish", worktree, e.into()))
         }
-        Err(e) => Err(PrepareError::io("publish", worktree, e.into())),
+        Err(e) => Err(Error::io("publish", worktree, e.into())),
     }
 }
 
@@ -324,10 +356,10 @@ fn remove_stale_partials(parent: &Path, probe: &dyn LivenessProbe) -> Vec<PathBu
 
 /// Remove a workspace, only when its metadata names this process as owner. For a relocated
 /// workspace the attempt directory goes and the session marker stays.
-pub fn discard(ws: &Workspace) -> Result<(), ScratchError> {
+pub fn discard(ws: &Workspace) -> Result<(), Error> {
     let me = OwnerMarker::current();
     if ws.meta.owner != me.to_string() {
-        return Err(ScratchError::NotOwner {
+        return Err(Error::NotOwner {
             path: ws.worktree.clone(),
             owner: ws.meta.owner.clone(),
         });
@@ -339,7 +371,7 @@ pub fn discard(ws: &Workspace) -> Result<(), ScratchError> {
     } else {
         ws.worktree.clone()
     };
-    remove_tree(&target).map_err(|e| ScratchError::io("remove", &target, e))
+    remove_tree(&target).map_err(|e| Error::io("remove", &target, e))
 }
 
 /// Mark a relocated workspace's session done: write `<session_dir>/.released`, so the next sweep
@@ -347,28 +379,28 @@ pub fn discard(ws: &Workspace) -> Result<(), ScratchError> {
 /// same session clears it). Returns the session directory, or `None` for a workspace beside
 /// its output, which the crate never deletes and so has nothing to release. A session without
 /// an owner marker is not ours to release.
-pub fn release(ws: &Workspace) -> Result<Option<PathBuf>, ScratchError> {
+pub fn release(ws: &Workspace) -> Result<Option<PathBuf>, Error> {
     if !ws.meta.relocated {
         return Ok(None);
     }
     let Some(session_dir) = ws.worktree.parent().and_then(Path::parent) else {
-        return Err(ScratchError::NotAWorkspace {
+        return Err(Error::NotAWorkspace {
             path: ws.worktree.clone(),
             why: "a relocated worktree must sit at <local_root>/<session>/<attempt>/worktree"
                 .into(),
         });
     };
     let fd = crate::nofollow::open_dir_nofollow(session_dir)
-        .map_err(|e| ScratchError::io("open session directory", session_dir, e))?;
+        .map_err(|e| Error::io("open session directory", session_dir, e))?;
     match OwnerMarker::read_from(session_dir) {
         Ok(Some(_)) => {}
         Ok(None) => {
-            return Err(ScratchError::NotAWorkspace {
+            return Err(Error::NotAWorkspace {
                 path: session_dir.to_path_buf(),
                 why: "the session has no owner marker, so it is not ours to release".into(),
             });
         }
-        Err(e) => return Err(ScratchError::io("read owner marker in", session_dir, e)),
+        Err(e) => return Err(Error::io("read owner marker in", session_dir, e)),
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -380,7 +412,7 @@ pub fn release(ws: &Workspace) -> Result<Option<PathBuf>, ScratchError> {
         0o600,
         crate::nofollow::Durability::Sync,
     )
-    .map_err(|e| ScratchError::io("write release record in", session_dir, e))?;
+    .map_err(|e| Error::io("write release record in", session_dir, e))?;
     Ok(Some(session_dir.to_path_buf()))
 }
 

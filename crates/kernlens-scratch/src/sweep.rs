@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::error::ScratchError;
+use crate::error::Error;
 use crate::nofollow::open_dir_nofollow;
 use crate::owner::{Liveness, LivenessProbe, OWNER_FILE, OWNER_NS_FILE, RELEASED_FILE, liveness};
 use crate::remove::remove_dir_at;
@@ -142,20 +142,18 @@ pub fn sweep(
     local_root: &Path,
     options: &SweepOptions,
     probe: &dyn LivenessProbe,
-) -> Result<SweepReport, ScratchError> {
+) -> Result<SweepReport, Error> {
     let mut report = SweepReport::default();
     let now = options.now.unwrap_or_else(SystemTime::now);
     let root = match local_root.canonicalize() {
         Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(report),
-        Err(e) => return Err(ScratchError::io("resolve local root", local_root, e)),
+        Err(e) => return Err(Error::io("resolve local root", local_root, e)),
     };
-    let root_fd =
-        open_dir_nofollow(&root).map_err(|e| ScratchError::io("open local root", &root, e))?;
+    let root_fd = open_dir_nofollow(&root).map_err(|e| Error::io("open local root", &root, e))?;
     let spare = options.spare.as_deref();
     let spare_canon = spare.and_then(|s| root.join(s).canonicalize().ok());
-    let entries =
-        std::fs::read_dir(&root).map_err(|e| ScratchError::io("list local root", &root, e))?;
+    let entries = std::fs::read_dir(&root).map_err(|e| Error::io("list local root", &root, e))?;
     let mut names: Vec<OsString> = Vec::new();
     for entry in entries {
         match entry {

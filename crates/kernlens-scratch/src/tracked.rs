@@ -55,6 +55,7 @@ pub(crate) struct TrackedPath {
 
 /// Counters that show the walk kept its promise.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct WalkStats {
     /// Directories pruned by the exclude rules without being listed.
     pub excluded_dirs_pruned: u64,

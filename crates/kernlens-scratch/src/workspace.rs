@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ScratchError;
+use crate::error::Error;
 
 /// Schema tag of the metadata file.
 pub const META_SCHEMA: &str = "kernlens.scratch-meta/1";
@@ -68,19 +68,19 @@ pub struct Workspace {
 
 impl Workspace {
     /// Read the workspace at `dir` (its worktree) from its metadata alone.
-    pub fn open(dir: &Path) -> Result<Workspace, ScratchError> {
+    pub fn open(dir: &Path) -> Result<Workspace, Error> {
         let path = dir.join(".git").join(META_FILE);
-        let bytes = std::fs::read(&path).map_err(|e| ScratchError::NotAWorkspace {
+        let bytes = std::fs::read(&path).map_err(|e| Error::NotAWorkspace {
             path: dir.to_path_buf(),
             why: format!("cannot read '{}': {e}", path.display()),
         })?;
         let meta: WorkspaceMeta =
-            serde_json::from_slice(&bytes).map_err(|e| ScratchError::NotAWorkspace {
+            serde_json::from_slice(&bytes).map_err(|e| Error::NotAWorkspace {
                 path: dir.to_path_buf(),
                 why: format!("'{}' is not valid metadata: {e}", path.display()),
             })?;
         if meta.schema != META_SCHEMA {
-            return Err(ScratchError::NotAWorkspace {
+            return Err(Error::NotAWorkspace {
                 path: dir.to_path_buf(),
                 why: format!("unknown metadata schema '{}'", meta.schema),
             });

@@ -9,7 +9,7 @@ use kernlens_scratch::policy::GitBackend;
 use kernlens_scratch::prepare::prepare;
 
 #[test]
-fn x5_cli_backend_children_ignore_hostile_user_config_and_hooks() {
+fn cli_backend_children_ignore_hostile_user_config_and_hooks() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping");
         return;
@@ -39,7 +39,7 @@ fn x5_cli_backend_children_ignore_hostile_user_config_and_hooks() {
         std::env::set_var("HOME", &home);
         std::env::remove_var("XDG_CONFIG_HOME");
     }
-    let mut req = w8_request(tmp.path(), "s", "k");
+    let mut req = site_packages_request(tmp.path(), "s", "k");
     req.policy.git_backend = GitBackend::Cli;
     let ws = prepare(&req).unwrap();
     assert!(!marker.exists(), "a hook ran");

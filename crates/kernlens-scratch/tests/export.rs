@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use common::*;
-use kernlens_scratch::ScratchError;
+use kernlens_scratch::Error;
 use kernlens_scratch::changes::{ChangeStatus, changes};
 use kernlens_scratch::export::{DriftState, ExportRequest, export};
 use kernlens_scratch::prepare::prepare;
@@ -44,13 +44,13 @@ fn comparable(root: &Path) -> Vec<(String, Vec<u8>, u32)> {
 }
 
 #[test]
-fn w14_export_of_a_best_commit_and_nothing_to_export_at_the_baseline() {
+fn export_of_a_best_commit_and_nothing_to_export_at_the_baseline() {
     if !git_available() {
         eprintln!("git CLI not installed: the run's commit is made with git; skipping W14");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let wt = &ws.worktree;
     std::fs::write(wt.join("aiter/ops/k.py"), "def k(x):\n    return x + 2\n").unwrap();
     std::fs::write(wt.join("aiter/ops/foo_config.py"), "BLOCK = 128\n").unwrap();
@@ -77,15 +77,15 @@ fn w14_export_of_a_best_commit_and_nothing_to_export_at_the_baseline() {
         &ExportRequest::new(Some(ws.meta.base_commit.clone()), None),
     )
     .unwrap_err();
-    assert!(matches!(err, ScratchError::NothingToExport { .. }), "{err}");
+    assert!(matches!(err, Error::NothingToExport { .. }), "{err}");
     let err = export(&ws, &ExportRequest::new(Some("f".repeat(40)), None)).unwrap_err();
-    assert!(matches!(err, ScratchError::UnknownCommit { .. }), "{err}");
+    assert!(matches!(err, Error::UnknownCommit { .. }), "{err}");
 }
 
 #[test]
 fn no_changes_without_best_is_an_empty_manifest_without_patch() {
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     assert!(changes(&ws, None).unwrap().is_empty());
     let out = tmp.path().join("export");
     let report = export(&ws, &ExportRequest::new(None, Some(out.clone()))).unwrap();
@@ -97,13 +97,13 @@ fn no_changes_without_best_is_an_empty_manifest_without_patch() {
 }
 
 #[test]
-fn x3_changes_match_git_name_status_on_a_copy() {
+fn changes_match_git_name_status_on_a_copy() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping X3");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let wt = &ws.worktree;
     std::fs::write(wt.join("aiter/ops/k.py"), "def k(x):\n    return x * 3\n").unwrap();
     std::fs::write(wt.join("aiter/ops/new.py"), "NEW = 1\n").unwrap();
@@ -138,6 +138,7 @@ fn x3_changes_match_git_name_status_on_a_copy() {
                 ChangeStatus::Deleted => "D",
                 ChangeStatus::Modified | ChangeStatus::ModeChanged => "M",
                 ChangeStatus::TypeChanged => "T",
+                _ => "?",
             };
             (p.clone(), letter.to_owned())
         })
@@ -147,8 +148,8 @@ fn x3_changes_match_git_name_status_on_a_copy() {
 }
 
 /// Build the X4 change corpus on top of the W8 package, prepare, apply every kind of edit.
-fn x4_workspace(tmp: &Path) -> Workspace {
-    let sp = w8_site_packages(tmp);
+fn patch_workspace(tmp: &Path) -> Workspace {
+    let sp = site_packages_fixture(tmp);
     let a = sp.join("aiter");
     write(&a.join("ops/delete_me.py"), "gone = 1\n");
     write(&a.join("ops/lose_newline.py"), "a = 1\nb = 2\n");
@@ -165,7 +166,7 @@ fn x4_workspace(tmp: &Path) -> Workspace {
     write(&a.join("ops/q\"uote.py"), "q = 1\n");
     let many: String = (0..60).map(|i| format!("line {i}\n")).collect();
     write(&a.join("ops/long.py"), &many);
-    let ws = prepare(&w8_request(tmp, "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp, "s", "k")).unwrap();
     let o = ws.worktree.join("aiter/ops");
     std::fs::write(
         o.join("k.py"),
@@ -211,13 +212,13 @@ fn apply_round_trip(ws: &Workspace, tmp: &Path, best: Option<String>) {
 }
 
 #[test]
-fn x4_patch_round_trips_through_git_apply_on_a_pristine_copy() {
+fn patch_round_trips_through_git_apply_on_a_pristine_copy() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping X4");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = x4_workspace(tmp.path());
+    let ws = patch_workspace(tmp.path());
     let listed = changes(&ws, None).unwrap();
     let binary: Vec<&str> = listed
         .iter()
@@ -229,13 +230,13 @@ fn x4_patch_round_trips_through_git_apply_on_a_pristine_copy() {
 }
 
 #[test]
-fn x4_patch_of_a_best_commit_round_trips_too() {
+fn patch_of_a_best_commit_round_trips_too() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = x4_workspace(tmp.path());
+    let ws = patch_workspace(tmp.path());
     git(&ws.worktree, &["add", "-A"]);
     git(&ws.worktree, &["commit", "-q", "-m", "best"]);
     let best = git(&ws.worktree, &["rev-parse", "HEAD"]).trim().to_owned();
@@ -243,13 +244,13 @@ fn x4_patch_of_a_best_commit_round_trips_too() {
 }
 
 #[test]
-fn x4_our_patch_equals_git_diff_binary_full_index_for_text_changes() {
+fn our_patch_equals_git_diff_binary_full_index_for_text_changes() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let many: String = (0..40).map(|i| format!("v{i}\n")).collect();
     std::fs::write(ws.worktree.join("aiter/ops/k.py"), &many).unwrap();
     std::fs::write(ws.worktree.join("aiter/ops/n.py"), "n\n").unwrap();
@@ -274,9 +275,9 @@ fn x4_our_patch_equals_git_diff_binary_full_index_for_text_changes() {
 }
 
 #[test]
-fn z10_edits_under_excluded_paths_are_reported_as_drift_not_patched() {
+fn edits_under_excluded_paths_are_reported_as_drift_not_patched() {
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     std::fs::write(
         ws.worktree.join("aiter/jit/core.py"),
@@ -326,26 +327,26 @@ fn z10_edits_under_excluded_paths_are_reported_as_drift_not_patched() {
 #[test]
 fn workspace_open_reads_everything_back_from_metadata() {
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let again = Workspace::open(&ws.worktree).unwrap();
     assert_eq!(again.meta, ws.meta);
     assert_eq!(again.kernel_path, ws.kernel_path);
     assert!(again.warnings.is_empty());
     assert!(matches!(
         Workspace::open(tmp.path()),
-        Err(ScratchError::NotAWorkspace { .. })
+        Err(Error::NotAWorkspace { .. })
     ));
 }
 
 #[test]
 fn discard_removes_only_an_owned_workspace_and_keeps_the_session_marker() {
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let mut foreign = Workspace::open(&ws.worktree).unwrap();
     foreign.meta.owner = "1:1".into();
     assert!(matches!(
         kernlens_scratch::prepare::discard(&foreign),
-        Err(ScratchError::NotOwner { .. })
+        Err(Error::NotOwner { .. })
     ));
     assert!(ws.worktree.exists());
     kernlens_scratch::prepare::discard(&ws).unwrap();
@@ -354,17 +355,17 @@ fn discard_removes_only_an_owned_workspace_and_keeps_the_session_marker() {
 }
 
 #[test]
-fn r6_names_that_are_not_utf8_survive_copy_baseline_and_patch() {
+fn names_that_are_not_utf8_survive_copy_baseline_and_patch() {
     use std::os::unix::ffi::OsStrExt;
     if !git_available() {
         eprintln!("git CLI not installed: skipping");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let sp = w8_site_packages(tmp.path());
+    let sp = site_packages_fixture(tmp.path());
     let odd = std::ffi::OsStr::from_bytes(b"odd\xffname.py");
     write(&sp.join("aiter/ops").join(odd), "o = 1\n");
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     assert_eq!(git(&ws.worktree, &["status", "--porcelain"]), "");
     std::fs::write(ws.worktree.join("aiter/ops").join(odd), "o = 2\n").unwrap();
     let listed = changes(&ws, None).unwrap();
@@ -374,15 +375,15 @@ fn r6_names_that_are_not_utf8_survive_copy_baseline_and_patch() {
 }
 
 #[test]
-fn x4_patch_round_trips_with_the_cli_backend_too() {
+fn patch_round_trips_with_the_cli_backend_too() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let sp = w8_site_packages(tmp.path());
+    let sp = site_packages_fixture(tmp.path());
     write(&sp.join("aiter/ops/data.npy"), [0u8, 1, 2, 3, 0, 5]);
-    let mut req = w8_request(tmp.path(), "s", "k");
+    let mut req = site_packages_request(tmp.path(), "s", "k");
     req.policy.git_backend = kernlens_scratch::policy::GitBackend::Cli;
     let ws = prepare(&req).unwrap();
     let o = ws.worktree.join("aiter/ops");
@@ -396,7 +397,7 @@ fn x4_patch_round_trips_with_the_cli_backend_too() {
 #[test]
 fn a_missing_kernel_is_a_warning_without_best_and_an_error_at_best() {
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     std::fs::remove_file(&ws.kernel_path).unwrap();
     let report = export(&ws, &ExportRequest::new(None, Some(tmp.path().join("o")))).unwrap();
     assert!(
@@ -419,8 +420,5 @@ fn a_missing_kernel_is_a_warning_without_best_and_an_error_at_best() {
         &ExportRequest::new(Some(best), Some(tmp.path().join("o2"))),
     )
     .unwrap_err();
-    assert!(
-        matches!(err, ScratchError::PrimaryMissingAtBest { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, Error::PrimaryMissingAtBest { .. }), "{err}");
 }

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use kernlens_scratch::PrepareError;
+use kernlens_scratch::Error;
 use kernlens_scratch::location::LocationRequest;
 use kernlens_scratch::prepare::{PrepareRequest, prepare};
 
@@ -33,9 +33,9 @@ fn no_partials_under(dir: &Path) -> bool {
 }
 
 #[test]
-fn w8_package_layout_keeps_import_surface_and_drops_bytecode_and_git() {
+fn package_layout_keeps_import_surface_and_drops_bytecode_and_git() {
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let wt = &ws.worktree;
     assert_eq!(wt, &tmp.path().join("local/s/k/worktree"));
     for kept in [
@@ -64,9 +64,9 @@ fn w8_package_layout_keeps_import_surface_and_drops_bytecode_and_git() {
 }
 
 #[test]
-fn w9_exclude_written_in_policy_order_and_baseline_holds_source_only() {
+fn exclude_written_in_policy_order_and_baseline_holds_source_only() {
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let exclude = std::fs::read_to_string(ws.worktree.join(".git/info/exclude")).unwrap();
     let lines: Vec<&str> = exclude
         .lines()
@@ -104,13 +104,13 @@ fn w9_exclude_written_in_policy_order_and_baseline_holds_source_only() {
 }
 
 #[test]
-fn x2_git_cli_agrees_with_the_gix_baseline() {
+fn git_cli_agrees_with_the_gix_baseline() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping X2");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let wt = &ws.worktree;
     git(wt, &["fsck", "--strict", "--no-dangling"]);
     let tree = git(wt, &["rev-parse", "HEAD^{tree}"]);
@@ -145,13 +145,13 @@ fn x2_git_cli_agrees_with_the_gix_baseline() {
 }
 
 #[test]
-fn x2_baseline_tree_id_equals_what_git_add_all_computes_on_a_copy() {
+fn baseline_tree_id_equals_what_git_add_all_computes_on_a_copy() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     // The oracle: a fresh git repo over a copy of the worktree, with the same exclude file.
     let copy = tmp.path().join("oracle");
     std::fs::create_dir(&copy).unwrap();
@@ -181,7 +181,7 @@ fn x2_baseline_tree_id_equals_what_git_add_all_computes_on_a_copy() {
 }
 
 #[test]
-fn x5_hostile_user_config_is_ignored() {
+fn hostile_user_config_is_ignored() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping X5 oracle");
         return;
@@ -203,7 +203,7 @@ fn x5_hostile_user_config_is_ignored() {
             home.join("hooks").display()
         ),
     );
-    let mut req = w8_request(tmp.path(), "s", "k");
+    let mut req = site_packages_request(tmp.path(), "s", "k");
     req.env = kernlens_scratch::location::ScratchEnv::new(
         Some(tmp.path().join("local").display().to_string()),
         None,
@@ -218,29 +218,29 @@ fn x5_hostile_user_config_is_ignored() {
 }
 
 #[test]
-fn w10_second_prepare_of_an_attempt_is_a_collision_and_touches_nothing() {
+fn second_prepare_of_an_attempt_is_a_collision_and_touches_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let req = w8_request(tmp.path(), "s", "k");
+    let req = site_packages_request(tmp.path(), "s", "k");
     let ws = prepare(&req).unwrap();
     std::fs::write(ws.kernel_path.clone(), "edited by the run\n").unwrap();
     let before = snapshot(&tmp.path().join("local"));
     let err = prepare(&req).unwrap_err();
     assert!(err.is_refusal());
     match err {
-        PrepareError::Collision { path } => assert_eq!(path, ws.worktree),
+        Error::Collision { path } => assert_eq!(path, ws.worktree),
         other => panic!("expected a collision, got {other}"),
     }
     assert_eq!(snapshot(&tmp.path().join("local")), before);
 }
 
 #[test]
-fn w10_a_dangling_symlink_at_the_worktree_path_is_a_collision() {
+fn a_dangling_symlink_at_the_worktree_path_is_a_collision() {
     let tmp = tempfile::tempdir().unwrap();
-    let req = w8_request(tmp.path(), "s", "k");
+    let req = site_packages_request(tmp.path(), "s", "k");
     let wt = tmp.path().join("local/s/k/worktree");
     std::fs::create_dir_all(wt.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(tmp.path().join("nowhere"), &wt).unwrap();
-    assert!(matches!(prepare(&req), Err(PrepareError::Collision { .. })));
+    assert!(matches!(prepare(&req), Err(Error::Collision { .. })));
     assert!(
         std::fs::symlink_metadata(&wt)
             .unwrap()
@@ -250,14 +250,14 @@ fn w10_a_dangling_symlink_at_the_worktree_path_is_a_collision() {
 }
 
 #[test]
-fn w11_protected_branches_leave_no_trace() {
+fn protected_branches_leave_no_trace() {
     for branch in ["main", "master", "refs/heads/main", ""] {
         let tmp = tempfile::tempdir().unwrap();
-        let mut req = w8_request(tmp.path(), "s", "k");
+        let mut req = site_packages_request(tmp.path(), "s", "k");
         req.branch = Some(branch.into());
         let err = prepare(&req).unwrap_err();
         assert!(
-            matches!(err, PrepareError::ProtectedBranch { .. }),
+            matches!(err, Error::ProtectedBranch { .. }),
             "{branch:?}: {err}"
         );
         assert!(
@@ -272,9 +272,9 @@ fn w11_protected_branches_leave_no_trace() {
 }
 
 #[test]
-fn w1_local_output_keeps_the_worktree_beside_it_without_marker() {
+fn local_output_keeps_the_worktree_beside_it_without_marker() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut req = w8_request(tmp.path(), "s", "k");
+    let mut req = site_packages_request(tmp.path(), "s", "k");
     req.mounts = kernlens_scratch::mounts::MountTable::parse("rootfs / ext4 rw 0 0\n");
     let ws = prepare(&req).unwrap();
     assert_eq!(
@@ -286,9 +286,9 @@ fn w1_local_output_keeps_the_worktree_beside_it_without_marker() {
 }
 
 #[test]
-fn z2_failure_after_copy_leaves_no_worktree_and_no_partial() {
+fn failure_after_copy_leaves_no_worktree_and_no_partial() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut req = w8_request(tmp.path(), "s", "k");
+    let mut req = site_packages_request(tmp.path(), "s", "k");
     req.fail_after_copy = true;
     assert!(prepare(&req).is_err());
     let attempt = tmp.path().join("local/s/k");
@@ -299,9 +299,9 @@ fn z2_failure_after_copy_leaves_no_worktree_and_no_partial() {
 }
 
 #[test]
-fn z2_a_dead_owners_partial_is_removed_by_the_next_prepare() {
+fn a_dead_owners_partial_is_removed_by_the_next_prepare() {
     let tmp = tempfile::tempdir().unwrap();
-    let req = w8_request(tmp.path(), "s", "k");
+    let req = site_packages_request(tmp.path(), "s", "k");
     let stale = tmp
         .path()
         .join("local/s/k/.worktree.partial-4194303-77-00ff00ff00ff00ff");
@@ -317,9 +317,9 @@ fn z2_a_dead_owners_partial_is_removed_by_the_next_prepare() {
 }
 
 #[test]
-fn z4_symlinks_are_copied_as_links_and_never_followed() {
+fn symlinks_are_copied_as_links_and_never_followed() {
     let tmp = tempfile::tempdir().unwrap();
-    let req = w8_request(tmp.path(), "s", "k");
+    let req = site_packages_request(tmp.path(), "s", "k");
     let outside = tmp.path().join("outside");
     write(&outside.join("secret"), "TOP-SECRET-BYTES-4711");
     let ops = tmp.path().join("site-packages/aiter/ops");
@@ -370,9 +370,9 @@ fn z4_symlinks_are_copied_as_links_and_never_followed() {
 }
 
 #[test]
-fn z5_two_concurrent_prepares_of_one_attempt_one_wins_one_collides() {
+fn two_concurrent_prepares_of_one_attempt_one_wins_one_collides() {
     let tmp = tempfile::tempdir().unwrap();
-    let req = w8_request(tmp.path(), "s", "k");
+    let req = site_packages_request(tmp.path(), "s", "k");
     let (a, b) = std::thread::scope(|s| {
         let ha = s.spawn(|| prepare(&req));
         let hb = s.spawn(|| prepare(&req));
@@ -381,14 +381,14 @@ fn z5_two_concurrent_prepares_of_one_attempt_one_wins_one_collides() {
     let ok = [a.is_ok(), b.is_ok()].iter().filter(|x| **x).count();
     assert_eq!(ok, 1, "exactly one must win: {a:?} / {b:?}");
     let err = a.err().or(b.err()).unwrap();
-    assert!(matches!(err, PrepareError::Collision { .. }), "{err}");
+    assert!(matches!(err, Error::Collision { .. }), "{err}");
     assert!(no_partials_under(tmp.path()));
 }
 
 #[test]
-fn z8_single_module_install_copies_only_the_file() {
+fn single_module_install_copies_only_the_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let sp = w8_site_packages(tmp.path());
+    let sp = site_packages_fixture(tmp.path());
     write(&sp.join("six.py"), "PY3 = True\n");
     let mut req = PrepareRequest::new(
         sp.join("six.py"),
@@ -406,7 +406,7 @@ fn z8_single_module_install_copies_only_the_file() {
 }
 
 #[test]
-fn z8_a_source_directly_in_home_is_refused() {
+fn a_source_directly_in_home_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     write(&home.join("kernel.py"), "x = 1\n");
@@ -417,7 +417,7 @@ fn z8_a_source_directly_in_home_is_refused() {
     req.env = env(tmp.path());
     req.branch = Some(BRANCH.into());
     let err = prepare(&req).unwrap_err();
-    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+    assert!(matches!(err, Error::RefuseCopyRoot { .. }), "{err}");
     assert!(!tmp.path().join("sessions").exists());
 }
 
@@ -432,7 +432,7 @@ fn a_copy_root_containing_the_worktree_is_refused() {
     );
     req.branch = Some(BRANCH.into());
     let err = prepare(&req).unwrap_err();
-    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+    assert!(matches!(err, Error::RefuseCopyRoot { .. }), "{err}");
 }
 
 #[test]
@@ -442,21 +442,15 @@ fn a_missing_source_is_source_missing() {
         tmp.path().join("nope.py"),
         LocationRequest::new(tmp.path().join("o/a")),
     );
-    assert!(matches!(
-        prepare(&req),
-        Err(PrepareError::SourceMissing { .. })
-    ));
+    assert!(matches!(prepare(&req), Err(Error::SourceMissing { .. })));
 }
 
 #[test]
 fn copy_too_large_is_refused_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut req = w8_request(tmp.path(), "s", "k");
+    let mut req = site_packages_request(tmp.path(), "s", "k");
     req.policy.max_copy_bytes = 10;
-    assert!(matches!(
-        prepare(&req),
-        Err(PrepareError::CopyTooLarge { .. })
-    ));
+    assert!(matches!(prepare(&req), Err(Error::CopyTooLarge { .. })));
     assert!(no_partials_under(tmp.path()));
     assert!(!tmp.path().join("local/s/k/worktree").exists());
 }
@@ -464,18 +458,18 @@ fn copy_too_large_is_refused_and_leaves_nothing() {
 #[test]
 fn a_repaired_wheels_libs_directory_travels_with_the_top_package() {
     let tmp = tempfile::tempdir().unwrap();
-    let sp = w8_site_packages(tmp.path());
+    let sp = site_packages_fixture(tmp.path());
     write(&sp.join("aiter.libs/libvendored-1234.so"), b"\x7fELF");
     write(&sp.join("torch.libs/libtorch_vendored.so"), b"\x7fELF");
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     assert!(ws.worktree.join("aiter.libs/libvendored-1234.so").is_file());
     assert!(!ws.worktree.join("torch.libs").exists());
 }
 
 #[test]
-fn t2_the_baseline_walk_never_enters_excluded_directories_nor_reads_excluded_bytes() {
+fn the_baseline_walk_never_enters_excluded_directories_nor_reads_excluded_bytes() {
     let tmp = tempfile::tempdir().unwrap();
-    let sp = w8_site_packages(tmp.path());
+    let sp = site_packages_fixture(tmp.path());
     for i in 0..20 {
         write(&sp.join(format!("aiter/jit/build/obj{i}.o")), b"\x00obj");
         write(
@@ -485,7 +479,7 @@ fn t2_the_baseline_walk_never_enters_excluded_directories_nor_reads_excluded_byt
         write(&sp.join(format!("aiter/sub{i}/__init__.py")), "");
         write(&sp.join(format!("aiter/sub{i}/ext{i}.so")), b"\x7fELF");
     }
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     let stats = ws.baseline_stats.clone().unwrap();
     assert_eq!(stats.excluded_bytes_read, 0);
     assert_eq!(stats.walk.excluded_dirs_entered, 0);
@@ -496,14 +490,14 @@ fn t2_the_baseline_walk_never_enters_excluded_directories_nor_reads_excluded_byt
 }
 
 #[test]
-fn x7_native_and_cli_backends_give_the_same_baseline_tree() {
+fn native_and_cli_backends_give_the_same_baseline_tree() {
     if !git_available() {
         eprintln!("git CLI not installed: skipping X7");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let native = prepare(&w8_request(tmp.path(), "native", "k")).unwrap();
-    let mut req = w8_request(tmp.path(), "cli", "k");
+    let native = prepare(&site_packages_request(tmp.path(), "native", "k")).unwrap();
+    let mut req = site_packages_request(tmp.path(), "cli", "k");
     req.policy.git_backend = kernlens_scratch::policy::GitBackend::Cli;
     let cli = prepare(&req).unwrap();
     let tree = |ws: &kernlens_scratch::workspace::Workspace| {
@@ -582,18 +576,18 @@ fn repo_mode_copies_the_hint_whole_and_an_outside_source_falls_back_with_a_warni
 #[test]
 fn a_whole_site_packages_hint_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let sp = w8_site_packages(tmp.path());
-    let mut req = w8_request(tmp.path(), "s", "k");
+    let sp = site_packages_fixture(tmp.path());
+    let mut req = site_packages_request(tmp.path(), "s", "k");
     req.repo_hint = Some(sp);
     let err = prepare(&req).unwrap_err();
-    assert!(matches!(err, PrepareError::RefuseCopyRoot { .. }), "{err}");
+    assert!(matches!(err, Error::RefuseCopyRoot { .. }), "{err}");
     assert!(!tmp.path().join("local").exists());
 }
 
 #[test]
 fn sockets_and_fifos_are_skipped_with_a_warning() {
     let tmp = tempfile::tempdir().unwrap();
-    let sp = w8_site_packages(tmp.path());
+    let sp = site_packages_fixture(tmp.path());
     let fifo = sp.join("aiter/ops/pipe");
     assert!(
         std::process::Command::new("mkfifo")
@@ -603,7 +597,7 @@ fn sockets_and_fifos_are_skipped_with_a_warning() {
             .success()
     );
     let _listener = std::os::unix::net::UnixListener::bind(sp.join("aiter/ops/sock")).unwrap();
-    let ws = prepare(&w8_request(tmp.path(), "s", "k")).unwrap();
+    let ws = prepare(&site_packages_request(tmp.path(), "s", "k")).unwrap();
     assert!(!ws.worktree.join("aiter/ops/pipe").exists());
     assert!(!ws.worktree.join("aiter/ops/sock").exists());
     assert_eq!(
@@ -621,7 +615,7 @@ fn sockets_and_fifos_are_skipped_with_a_warning() {
 fn max_copy_bytes_counts_allocated_bytes_so_a_sparse_file_fits_and_a_dense_one_does_not() {
     use std::os::unix::fs::MetadataExt;
     let tmp = tempfile::tempdir().unwrap();
-    let mut req = w8_request(tmp.path(), "s", "k");
+    let mut req = site_packages_request(tmp.path(), "s", "k");
     let big = tmp.path().join("site-packages/aiter/jit/sparse.bin");
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(4 << 30).unwrap();
@@ -641,13 +635,10 @@ fn max_copy_bytes_counts_allocated_bytes_so_a_sparse_file_fits_and_a_dense_one_d
         &tmp.path().join("site-packages/aiter/jit/dense.bin"),
         vec![7u8; 2 << 20],
     );
-    let req = w8_request(tmp.path(), "s", "k2");
+    let req = site_packages_request(tmp.path(), "s", "k2");
     let mut req = req;
     req.policy.max_copy_bytes = 1 << 20;
-    assert!(matches!(
-        prepare(&req),
-        Err(PrepareError::CopyTooLarge { .. })
-    ));
+    assert!(matches!(prepare(&req), Err(Error::CopyTooLarge { .. })));
     assert!(no_partials_under(tmp.path()));
 }
 
@@ -666,7 +657,7 @@ fn a_copy_root_that_holds_another_users_home_is_refused() {
     req.branch = Some(BRANCH.into());
     let err = prepare(&req).unwrap_err();
     match &err {
-        PrepareError::RefuseCopyRoot { why, .. } => assert!(why.contains("bob"), "{why}"),
+        Error::RefuseCopyRoot { why, .. } => assert!(why.contains("bob"), "{why}"),
         other => panic!("expected RefuseCopyRoot, got {other}"),
     }
     assert!(!tmp.path().join("sessions").exists());
@@ -687,7 +678,7 @@ fn a_copy_root_that_is_an_ancestor_of_home_is_refused() {
     req.branch = Some(BRANCH.into());
     let err = prepare(&req).unwrap_err();
     assert!(
-        matches!(&err, PrepareError::RefuseCopyRoot { why, .. } if why.contains("home")),
+        matches!(&err, Error::RefuseCopyRoot { why, .. } if why.contains("home")),
         "{err}"
     );
 }

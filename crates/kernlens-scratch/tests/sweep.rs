@@ -46,7 +46,7 @@ fn session(root: &Path, name: &str, owner: Option<&str>) -> std::path::PathBuf {
 }
 
 #[test]
-fn w1_local_mount_table_keeps_worktree_beside_output() {
+fn local_mount_table_keeps_worktree_beside_output() {
     let tmp = tempfile::tempdir().unwrap();
     let out = output_dir(tmp.path(), "s", "a");
     let loc = plan_location(
@@ -69,7 +69,7 @@ fn w1_local_mount_table_keeps_worktree_beside_output() {
 }
 
 #[test]
-fn w13_unreadable_mount_table_is_local() {
+fn unreadable_mount_table_is_local() {
     let tmp = tempfile::tempdir().unwrap();
     let out = output_dir(tmp.path(), "s", "a");
     let table = MountTable::read(&tmp.path().join("no-such-mounts"));
@@ -84,7 +84,7 @@ fn w13_unreadable_mount_table_is_local() {
 }
 
 #[test]
-fn w2_two_sessions_on_one_kernel_get_two_directories() {
+fn two_sessions_on_one_kernel_get_two_directories() {
     let tmp = tempfile::tempdir().unwrap();
     let plan = |s: &str| {
         plan_location(
@@ -107,7 +107,7 @@ fn w2_two_sessions_on_one_kernel_get_two_directories() {
 }
 
 #[test]
-fn w3_a_live_session_survives_a_later_claim() {
+fn a_live_session_survives_a_later_claim() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     let live = session(&local, "session-live", None);
@@ -138,7 +138,7 @@ fn w3_a_live_session_survives_a_later_claim() {
 }
 
 #[test]
-fn w4_w5_w7_unowned_kept_dead_removed_stranger_untouched() {
+fn unowned_kept_dead_removed_stranger_untouched() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     session(&local, "session-nomarker", None);
@@ -173,7 +173,7 @@ fn w4_w5_w7_unowned_kept_dead_removed_stranger_untouched() {
 }
 
 #[test]
-fn w6_eperm_means_alive() {
+fn eperm_means_alive() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     session(&local, "session-other-user", Some("4242:0\n"));
@@ -226,7 +226,7 @@ fn a_reused_pid_with_another_starttime_is_dead_and_equal_starttime_alive() {
 }
 
 #[test]
-fn z1_symlinks_under_the_root_are_never_followed() {
+fn symlinks_under_the_root_are_never_followed() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     let outside = tmp.path().join("outside");
@@ -260,7 +260,7 @@ fn z1_symlinks_under_the_root_are_never_followed() {
 }
 
 #[test]
-fn z3_an_interrupted_deletion_is_resumed_by_the_next_sweep() {
+fn an_interrupted_deletion_is_resumed_by_the_next_sweep() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     // What a sweep killed mid-deletion leaves: a renamed entry, partly emptied, marker last.
@@ -285,7 +285,7 @@ fn z3_an_interrupted_deletion_is_resumed_by_the_next_sweep() {
 }
 
 #[test]
-fn z6_the_spared_session_is_kept_even_when_its_marker_is_dead() {
+fn the_spared_session_is_kept_even_when_its_marker_is_dead() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     session(&local, "mine", Some("4194303:0\n"));
@@ -296,25 +296,17 @@ fn z6_the_spared_session_is_kept_even_when_its_marker_is_dead() {
 }
 
 #[test]
-fn z7_concurrent_marker_rewrites_never_expose_a_partial_marker() {
+fn concurrent_marker_rewrites_never_expose_a_partial_marker() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
-    OwnerMarker {
-        pid: 1,
-        starttime: 1,
-    }
-    .write_to(&dir)
-    .unwrap();
+    OwnerMarker::new(1, 1).write_to(&dir).unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| {
             for i in 0..10_000u64 {
-                OwnerMarker {
-                    pid: 1 + (i % 4_000_000) as u32,
-                    starttime: i * 1_000_003,
-                }
-                .write_to(&dir)
-                .unwrap();
+                OwnerMarker::new(1 + (i % 4_000_000) as u32, i * 1_000_003)
+                    .write_to(&dir)
+                    .unwrap();
             }
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
         });
@@ -329,7 +321,7 @@ fn z7_concurrent_marker_rewrites_never_expose_a_partial_marker() {
 }
 
 #[test]
-fn z9_another_boot_is_dead_another_pid_namespace_is_unknown() {
+fn another_boot_is_dead_another_pid_namespace_is_unknown() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
     let me = OwnerMarker::current().to_string();
@@ -407,7 +399,7 @@ fn network_output_without_any_root_is_no_scratch_root() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, kernlens_scratch::PrepareError::NoScratchRoot { .. }),
+        matches!(err, kernlens_scratch::Error::NoScratchRoot { .. }),
         "{err}"
     );
 }

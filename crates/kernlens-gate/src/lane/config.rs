@@ -55,6 +55,40 @@ impl Default for LaneIdleConfig {
 }
 
 impl LaneIdleConfig {
+    /// The same config needing `max_ticks` idle scans; 0 keeps the current value
+    /// (the guard needs at least one).
+    pub fn with_max_ticks(mut self, max_ticks: u32) -> Self {
+        if max_ticks >= 1 {
+            self.max_ticks = max_ticks;
+        }
+        self
+    }
+
+    /// The same config needing `min_seconds` idle seconds; a value that is not finite
+    /// and > 0 keeps the current one.
+    pub fn with_min_seconds(mut self, min_seconds: f64) -> Self {
+        if min_seconds.is_finite() && min_seconds > 0.0 {
+            self.min_seconds = min_seconds;
+        }
+        self
+    }
+
+    /// The same config with the age past which an inline-step stamp no longer freezes the guard.
+    pub fn with_heartbeat_stale_seconds(mut self, seconds: f64) -> Self {
+        self.heartbeat_stale_seconds = seconds;
+        self
+    }
+
+    /// The same config counting these task kinds as lane work.
+    pub fn with_lane_kinds<I, S>(mut self, kinds: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.lane_kinds = kinds.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// The defaults with [`IDLE_MAX_TICKS_ENV`] and [`IDLE_MIN_SECONDS_ENV`]
     /// taken from `lookup` at call time; an invalid or zero value keeps the
     /// default. The caller reads the environment (`|name| std::env::var(name).ok()`).

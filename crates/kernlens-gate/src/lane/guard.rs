@@ -154,7 +154,7 @@ pub struct WindDown {
     pub idle: Option<IdleEvidence>,
 }
 
-/// Record one look at the lane (gate.md §8.4).
+/// Record one look at the lane (gate.md "Lane idle guard: `scan(&mut state, &input, &config, &clock) -> ScanOutcome`").
 ///
 /// Outside the phase the state resets. A changed fingerprint is progress and
 /// restarts the count. Queued or running lane work, or a fresh inline-step
@@ -193,7 +193,7 @@ pub fn scan(
     ScanOutcome::Idle { ticks: state.ticks }
 }
 
-/// Whether to leave the lane phase now (gate.md §8.5).
+/// Whether to leave the lane phase now (gate.md "Lane idle guard: `wind_down(&state, &config, now, hint, work_pending) -> Option<WindDown>`").
 ///
 /// The planner's `SkipToSweep` hint winds down when no work is pending.
 /// Otherwise the guard winds down after at least `max_ticks` idle scans over

@@ -1,4 +1,4 @@
-//! The lane idle guard (gate.md §8): winds down a work lane that keeps
+//! The lane idle guard (gate.md "Lane idle guard"): winds down a work lane that keeps
 //! "working" without making progress.
 //!
 //! A pure state machine. The coordinator owns a [`LaneIdleState`], calls

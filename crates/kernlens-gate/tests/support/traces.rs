@@ -1,4 +1,4 @@
-//! Traces the gate tests read: the synthetic traces of trace.md §18, and copies
+//! Traces the gate tests read: the synthetic traces of trace.md "Acceptance scenarios", and copies
 //! of `graph.json.gz` derived by script below, so anyone can see and regenerate
 //! how each was made. The real ones come from fixtures/traces (trace_files.rs).
 //!
@@ -157,7 +157,7 @@ pub fn fully_recorded_idle_synthetic() -> Value {
 }
 
 /// A hand-made kernlens chunk of `source` over [0, `end_us`), in the shape
-/// trace.md §15 writes: the `kernlens` member (with the source's whole-trace
+/// trace.md "Split" writes: the `kernlens` member (with the source's whole-trace
 /// coverage `source_graph`) before `traceEvents`, the GPU events of the window,
 /// the launch events of kept kernels only, and the CPU ops of the window.
 pub fn handmade_chunk(source: &Value, end_us: f64, source_graph: Value) -> Value {

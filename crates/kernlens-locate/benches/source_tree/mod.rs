@@ -1,5 +1,5 @@
 //! A deterministic synthetic source tree for locate benchmarks (locate.md
-//! §14): about 60 % `.py`, 25 % `.cu`/`.cuh`, 15 % `.cpp`/`.h`, filler code
+//! locate.md "Performance goals"): about 60 % `.py`, 25 % `.cu`/`.cuh`, 15 % `.cpp`/`.h`, filler code
 //! from a fixed vocabulary, and planted definitions, re-exports and
 //! f-string composers for the benchmark names. Shared by the criterion
 //! bench and the `gen_source_tree` example.

@@ -16,7 +16,7 @@ pub fn write(path: &Path, bytes: impl AsRef<[u8]>) {
 }
 
 /// The W8 installed package: `<tmp>/site-packages/aiter/...` plus `torch/`.
-pub fn w8_site_packages(tmp: &Path) -> PathBuf {
+pub fn site_packages_fixture(tmp: &Path) -> PathBuf {
     let sp = tmp.join("site-packages");
     let a = sp.join("aiter");
     write(&a.join("__init__.py"), "from . import ops\n");
@@ -55,10 +55,10 @@ pub fn output_dir(tmp: &Path, session: &str, attempt: &str) -> PathBuf {
 }
 
 /// A W8 prepare request for `session/attempt` (network output, relocated).
-pub fn w8_request(tmp: &Path, session: &str, attempt: &str) -> PrepareRequest {
+pub fn site_packages_request(tmp: &Path, session: &str, attempt: &str) -> PrepareRequest {
     let sp = tmp.join("site-packages");
     if !sp.exists() {
-        w8_site_packages(tmp);
+        site_packages_fixture(tmp);
     }
     let mut req = PrepareRequest::new(
         sp.join("aiter/ops/k.py"),
