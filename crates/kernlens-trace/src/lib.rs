@@ -28,8 +28,9 @@
 //! ## How it reads
 //!
 //! Data flows one way: bytes → borrowed events → compact records → aggregates → report.
-//! An uncompressed file is memory-mapped and cut into regions parsed in parallel; names
-//! borrow from the map. Gzip (detected by magic bytes) and stdin stream through a
+//! An uncompressed file is read with positioned reads into reused buffers, cut into
+//! regions parsed in parallel; names borrow from those buffers (a memory map would kill
+//! the process with SIGBUS if the file shrank while read). Gzip (detected by magic bytes) and stdin stream through a
 //! bounded two-thread pipeline (one thread decompresses, one parses). Either way every
 //! event is folded in file order, so results are identical for any thread count.
 //!

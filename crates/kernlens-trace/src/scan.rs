@@ -5,8 +5,6 @@
 //! [`Problem`]s with the event count at which they happened; they become the
 //! documented `stream_errors` text in [`ErrorLog`].
 
-use memchr::memmem;
-
 use crate::event::{Event, Wanted, parse_event};
 use crate::json::{Cursor, JsonError};
 use crate::options::Limits;
@@ -69,6 +67,9 @@ impl Problem {
 pub(crate) struct ErrorLog {
     messages: Vec<String>,
     total: u64,
+    /// A `trace input error` was recorded (reading failed, so a missing array may be the
+    /// damage rather than the content).
+    input: bool,
 }
 
 impl ErrorLog {
@@ -76,9 +77,15 @@ impl ErrorLog {
 
     pub(crate) fn push(&mut self, problem: &Problem, n: u64) {
         self.total += 1;
+        self.input |= matches!(problem, Problem::Input { .. });
         if self.messages.len() < Self::CAP {
             self.messages.push(problem.message(n));
         }
+    }
+
+    /// Whether a `trace input error` was recorded.
+    pub(crate) fn has_input_problem(&self) -> bool {
+        self.input
     }
 
     pub(crate) fn finish(mut self) -> Vec<String> {
@@ -92,66 +99,142 @@ impl ErrorLog {
     }
 }
 
+/// Which of the two accepted layouts a trace has (trace.md "Locating the array").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Form {
+    /// `{ …, "traceEvents": [ … ], … }`: the Kineto (JSON Object) layout.
+    #[default]
+    Object,
+    /// `[ {event}, … ]`: Chrome's JSON Array Format, whose closing `]` is optional.
+    Array,
+}
+
 /// Where the array starts, or why it cannot be read.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Located {
-    /// The first byte after `[`; `key_at` is where `"traceEvents"` starts.
+    /// The first byte after `[`; `key_at` is where `"traceEvents"` starts (0 in the array
+    /// form, which has no prefix).
     Array {
         key_at: usize,
         body: usize,
+        form: Form,
     },
     NeedMore,
     Failed(Problem),
+    /// The input is neither form: not an object or array, or an object that closes
+    /// without a top-level `traceEvents` member.
+    NotATrace,
 }
 
 /// Finds the array (§5.2). `eof` says whether `buf` is the whole input.
+///
+/// Only a member of the top-level object counts: the prefix is walked as JSON text
+/// (strings and nesting, not validated), so a `traceEvents` key nested in an earlier
+/// member, or the text `\"traceEvents\":` inside a string, never matches. The key is
+/// compared as written (an escaped spelling is a different key to this reader).
 pub(crate) fn locate_array(buf: &[u8], eof: bool, limits: &Limits) -> Located {
-    let finder = memmem::Finder::new(KEY);
-    let mut from = 0;
+    let mut i = 0;
+    if buf.starts_with(b"\xEF\xBB\xBF") {
+        i = 3;
+    }
+    while i < buf.len() && buf[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    match buf.get(i) {
+        None if eof => return Located::NotATrace,
+        None => return Located::NeedMore,
+        Some(b'[') => {
+            return Located::Array {
+                key_at: 0,
+                body: i + 1,
+                form: Form::Array,
+            };
+        }
+        Some(b'{') => {}
+        Some(_) => return Located::NotATrace,
+    }
+    // Past the limit, any key found later would be too: stop looking.
+    let limit = limits.max_prefix_bytes.saturating_add(KEY.len());
+    let mut depth = 0usize;
     loop {
-        let Some(off) = finder.find(&buf[from..]) else {
-            // No key yet: stop looking once any later key would be past the prefix limit.
-            if eof {
-                return Located::Failed(Problem::ArrayNotFound);
-            }
-            if buf.len() > limits.max_prefix_bytes + KEY.len() {
-                return Located::Failed(Problem::PrefixExceeds(limits.max_prefix_bytes));
-            }
-            return Located::NeedMore;
-        };
-        let key_at = from + off;
-        if key_at > limits.max_prefix_bytes {
+        if i > limit {
             return Located::Failed(Problem::PrefixExceeds(limits.max_prefix_bytes));
         }
-        let mut i = key_at + KEY.len();
-        while i < buf.len() && buf[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == buf.len() {
-            if !eof {
-                return Located::NeedMore;
-            }
-            // A string value "traceEvents" at the very end: no key follows.
-            return Located::Failed(Problem::ArrayNotFound);
-        }
-        if buf[i] != b':' {
-            // A string value, not a member name: keep searching.
-            from = key_at + 1;
-            continue;
-        }
-        i += 1;
-        while i < buf.len() && buf[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        return match buf.get(i) {
-            None if !eof => Located::NeedMore,
-            None => Located::Failed(Problem::OpenerNotFound),
-            Some(b'[') => Located::Array {
-                key_at,
-                body: i + 1,
-            },
-            Some(_) => Located::Failed(Problem::NotAnArray),
+        // The next structural byte; the prefix is small (a few KiB in real captures).
+        let Some(off) = buf[i..]
+            .iter()
+            .position(|&b| matches!(b, b'"' | b'{' | b'[' | b'}' | b']'))
+        else {
+            return prefix_end(buf, eof, limit, limits);
         };
+        i += off;
+        match buf[i] {
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    // The top-level object closed without the member.
+                    return Located::NotATrace;
+                }
+                i += 1;
+            }
+            _ => {
+                let Some(close) = string_end(buf, i) else {
+                    return prefix_end(buf, eof, limit, limits);
+                };
+                let key_at = i;
+                let is_key = depth == 1 && &buf[i..=close] == KEY;
+                i = close + 1;
+                if !is_key {
+                    continue;
+                }
+                if key_at > limits.max_prefix_bytes {
+                    return Located::Failed(Problem::PrefixExceeds(limits.max_prefix_bytes));
+                }
+                let mut j = i;
+                while j < buf.len() && buf[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                match buf.get(j) {
+                    None if !eof => return Located::NeedMore,
+                    // A string value "traceEvents" at the very end: no key follows.
+                    None => return Located::Failed(Problem::ArrayNotFound),
+                    // A string value, not a member name: keep walking.
+                    Some(&b) if b != b':' => continue,
+                    Some(_) => {}
+                }
+                j += 1;
+                while j < buf.len() && buf[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                return match buf.get(j) {
+                    None if !eof => Located::NeedMore,
+                    None => Located::Failed(Problem::OpenerNotFound),
+                    Some(b'[') => Located::Array {
+                        key_at,
+                        body: j + 1,
+                        form: Form::Object,
+                    },
+                    Some(_) => Located::Failed(Problem::NotAnArray),
+                };
+            }
+        }
+    }
+}
+
+/// The walk reached the end of what is buffered, inside the top-level object.
+fn prefix_end(buf: &[u8], eof: bool, limit: usize, limits: &Limits) -> Located {
+    if eof {
+        // An object cut short before its array (a capture killed early): still a trace's
+        // start, so a stream error rather than "not a trace".
+        Located::Failed(Problem::ArrayNotFound)
+    } else if buf.len() > limit {
+        Located::Failed(Problem::PrefixExceeds(limits.max_prefix_bytes))
+    } else {
+        Located::NeedMore
     }
 }
 

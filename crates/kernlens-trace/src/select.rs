@@ -1,9 +1,13 @@
 //! Choosing one trace from a directory, deterministically (trace.md §4.2–§4.3).
 
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
+use crate::options::Limits;
+use crate::read::{GZIP_MAGIC, Members};
+use crate::scan::{self, Located};
 
 /// A candidate trace file below the input directory.
 #[derive(Debug, Clone)]
@@ -132,9 +136,39 @@ pub(crate) fn candidates(dir: &Path) -> Result<Vec<Candidate>, TraceError> {
     Ok(out)
 }
 
-/// Picks one trace from `dir` (§4.2).
+/// How much of a candidate's (decompressed) text is read to tell whether it is a trace.
+const SNIFF_BYTES: usize = 1 << 20;
+
+/// Whether the file may be a trace: its start is an array, or an object whose top-level
+/// `traceEvents` member comes within [`SNIFF_BYTES`] (undecided, unreadable or damaged
+/// files are kept: reading them reports why).
+pub(crate) fn may_be_trace(path: &Path) -> bool {
+    let Ok(file) = fs::File::open(path) else {
+        return true;
+    };
+    let mut magic = [0u8; 2];
+    let gz = (&file).read_exact(&mut magic).is_ok() && magic == GZIP_MAGIC;
+    let Ok(file) = fs::File::open(path) else {
+        return true;
+    };
+    let reader: Box<dyn Read> = if gz {
+        Box::new(Members::new(file))
+    } else {
+        Box::new(file)
+    };
+    let mut head = Vec::new();
+    let read = reader.take(SNIFF_BYTES as u64).read_to_end(&mut head);
+    let eof = read.is_ok() && head.len() < SNIFF_BYTES;
+    !matches!(
+        scan::locate_array(&head, eof, &Limits::default()),
+        Located::NotATrace
+    ) || read.is_err()
+}
+
+/// Picks one trace from `dir` (§4.2), skipping candidates that are not traces.
 pub(crate) fn select(dir: &Path) -> Result<Selection, TraceError> {
-    let all = candidates(dir)?;
+    let mut all = candidates(dir)?;
+    all.retain(|c| may_be_trace(&c.path));
     if all.is_empty() {
         return Err(TraceError::NoUsableTrace {
             input: dir.display().to_string(),

@@ -8,7 +8,6 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 
-use flate2::read::MultiGzDecoder;
 use serde::Serialize;
 
 use crate::collect::{Collected, Collector};
@@ -18,7 +17,7 @@ use crate::graph;
 use crate::intern::Set;
 use crate::json::Cursor;
 use crate::options::{Limits, TimeWindow, WindowMode};
-use crate::read::{self, GZIP_MAGIC, StreamSink};
+use crate::read::{self, GZIP_MAGIC, Members, StreamSink};
 use crate::report::{ChunkWindow, GraphCoverage, us};
 use crate::scan::{self, ErrorLog};
 use crate::source::{Input, TraceSource};
@@ -176,7 +175,7 @@ pub fn split_window(
             let file = File::open(path).map_err(io_err)?;
             if gz {
                 read::read_stream(
-                    MultiGzDecoder::new(file),
+                    Members::new(file),
                     true,
                     &opts.limits,
                     &mut sink,
@@ -189,7 +188,7 @@ pub fn split_window(
         }
         Input::Bytes(bytes) if bytes.starts_with(&GZIP_MAGIC) => {
             read::read_stream(
-                MultiGzDecoder::new(&bytes[..]),
+                Members::new(&bytes[..]),
                 true,
                 &opts.limits,
                 &mut sink,

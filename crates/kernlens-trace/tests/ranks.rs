@@ -101,7 +101,7 @@ fn a_rank_file_without_a_trace_array_is_failed_not_a_zero_busy_rank() {
     let f = failed(&r);
     assert_eq!(f.len(), 2);
     assert_eq!((f[0].0, f[0].1.as_str()), (Some(2), "rank_2.json"));
-    assert!(f[0].2.contains("traceEvents array not found"), "{}", f[0].2);
+    assert_eq!(f[0].2, "not a Kineto trace (no traceEvents array)");
     assert!(
         f[1].2.contains("traceEvents value is not an array"),
         "{}",

@@ -272,7 +272,15 @@ fn sidecar_test_ignores_ancestors_above_the_input() {
 
 #[test]
 fn no_trace_events_key() {
-    let a = run(br#"{"foo":"bar","schemaVersion":1}"#);
+    // An object that closes without the member is no trace (issue 20); one cut short
+    // before it may be a damaged capture, reported as a stream error.
+    let err = analyze(
+        &TraceSource::from_bytes("t.json", br#"{"foo":"bar","schemaVersion":1}"#.to_vec()),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, TraceError::NotATrace { .. }), "{err}");
+    let a = run(br#"{"foo":"bar","schemaVersion":1"#);
     assert_eq!(a.event_total, 0);
     assert_eq!(a.stream_errors, vec!["traceEvents array not found"]);
 }

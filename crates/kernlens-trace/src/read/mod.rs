@@ -1,4 +1,5 @@
-//! Driving one read of a source: memory-mapped (parallel) or streamed (gzip, stdin).
+//! Driving one read of a source: plain (regions in parallel, plain.rs) or streamed (gzip,
+//! stdin), with the array located by `scan::locate_array` for both.
 //!
 //! Both paths feed the same sequential fold in file order, so results do not depend
 //! on the path taken or on the thread count.
@@ -7,17 +8,23 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::sync::mpsc::{Receiver, sync_channel};
 
-use flate2::read::MultiGzDecoder;
-
-use crate::collect::{Collector, Digest, Lazy, NO_NAME, Resolve, names_interned};
+use crate::collect::Collector;
 use crate::error::TraceError;
 use crate::event::{Event, Wanted};
-use crate::intern::Interner;
 use crate::options::Limits;
 use crate::provenance;
 use crate::report::ChunkProvenance;
-use crate::scan::{self, ErrorLog, Located, Problem, Step};
+use crate::scan::{self, ErrorLog, Form, Located, Problem, Step};
 use crate::source::{Input, TraceSource};
+
+mod gzip;
+mod plain;
+mod region;
+
+pub(crate) use gzip::Members;
+pub(crate) use plain::Cut;
+use plain::Plain;
+use region::{Ask, Tail};
 
 /// What one read produced, before aggregation.
 pub(crate) struct ReadOutput {
@@ -34,6 +41,8 @@ pub(crate) struct ReadOutput {
 pub(crate) struct Head {
     pub(crate) array_found: bool,
     pub(crate) provenance: Option<ChunkProvenance>,
+    /// The input is neither layout (`TraceError::NotATrace`).
+    pub(crate) not_a_trace: bool,
 }
 
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -116,14 +125,23 @@ impl Meter {
 }
 /// Size of one read from a stream.
 const CHUNK: usize = 1 << 20;
-/// Size of one parallel region of a mapped file.
-const REGION: usize = 4 << 20;
 
 /// Reads the whole source once, folding every event into `collector`.
 pub(crate) fn read(
     source: &TraceSource,
     limits: &Limits,
     threads: Option<usize>,
+    collector: &mut Collector<'_>,
+) -> Result<ReadOutput, TraceError> {
+    read_cut(source, limits, threads, Cut::DEFAULT, collector)
+}
+
+/// [`read`] with the plain path's region size (tests cut tiny regions).
+pub(crate) fn read_cut(
+    source: &TraceSource,
+    limits: &Limits,
+    threads: Option<usize>,
+    cut: Cut,
     collector: &mut Collector<'_>,
 ) -> Result<ReadOutput, TraceError> {
     let mut log = ErrorLog::default();
@@ -134,40 +152,42 @@ pub(crate) fn read(
                 path: path.clone(),
                 source,
             };
-            let mut file = File::open(path).map_err(|e| io_err("open trace", e))?;
+            let file = File::open(path).map_err(|e| io_err("open trace", e))?;
             let mut magic = [0u8; 2];
-            let got = read_up_to(&mut file, &mut magic).map_err(|e| io_err("read trace", e))?;
+            let got = read_up_to(&mut &file, &mut magic).map_err(|e| io_err("read trace", e))?;
+            let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
             if got == 2 && magic == GZIP_MAGIC {
                 let file = File::open(path).map_err(|e| io_err("open trace", e))?;
-                let total = file.metadata().ok().map(|m| m.len());
-                read_gzip(file, total, limits, collector, &mut log)
+                read_gzip(file, Some(len), limits, collector, &mut log)
             } else {
-                let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
-                if len == 0 {
-                    read_bytes(&[], limits, threads, REGION, None, collector, &mut log)
-                } else {
-                    // SAFETY: the map is read-only and private to this call. A file
-                    // truncated by another process while mapped can fault; that is the
-                    // documented cost of zero-copy reading, as for any mmap reader.
-                    let map = unsafe { memmap2::MmapOptions::new().map(&file) }
-                        .map_err(|e| io_err("map trace", e))?;
-                    // Each worker pre-faults its own region in one call (faulting 4 KiB
-                    // at a time during the scan is several times slower, and one
-                    // whole-file populate would run on a single thread before any parsing).
-                    // Kernels without MADV_POPULATE_READ refuse it; the scan then faults.
-                    let prefault = |offset: usize, len: usize| {
-                        let _ = map.advise_range(memmap2::Advice::PopulateRead, offset, len);
-                    };
-                    read_bytes(
-                        &map,
-                        limits,
-                        threads,
-                        REGION,
-                        Some(&prefault),
-                        collector,
-                        &mut log,
-                    )
+                let len = input_limit(len, limits, &mut log);
+                let head = read_plain(
+                    Plain::File { file: &file, len },
+                    limits,
+                    threads,
+                    cut,
+                    collector,
+                    &mut log,
+                );
+                // A file that grew or shrank after its array was read (a capture still being
+                // written, or replaced): the figures may not describe what is there now.
+                if let Ok(now) = file.metadata().map(|m| m.len())
+                    && now != len
+                    && !log.has_input_problem()
+                    && limits.max_input_bytes.is_none_or(|max| now <= max)
+                {
+                    log.push(
+                        &Problem::Input {
+                            kind: "IoError",
+                            detail: format!(
+                                "the file changed size while being read ({len} bytes when \
+                                 opened, {now} after)"
+                            ),
+                        },
+                        collector.out.event_total,
+                    );
                 }
+                head
             }
         }
         Input::Bytes(bytes) => {
@@ -180,7 +200,15 @@ pub(crate) fn read(
                     &mut log,
                 )
             } else {
-                read_bytes(bytes, limits, threads, REGION, None, collector, &mut log)
+                let len = input_limit(bytes.len() as u64, limits, &mut log) as usize;
+                read_plain(
+                    Plain::Mem(&bytes[..len]),
+                    limits,
+                    threads,
+                    cut,
+                    collector,
+                    &mut log,
+                )
             }
         }
         Input::Reader(_) => {
@@ -207,11 +235,28 @@ pub(crate) fn read(
             }
         }
     };
+    if head.not_a_trace {
+        return Err(TraceError::NotATrace {
+            path: source.file().to_string(),
+        });
+    }
     Ok(ReadOutput {
         stream_errors: log.finish(),
         array_found: head.array_found,
         provenance: head.provenance,
     })
+}
+
+/// The length to read of an input of `len` bytes under `Limits::max_input_bytes`; going
+/// over it is recorded first.
+fn input_limit(len: u64, limits: &Limits, log: &mut ErrorLog) -> u64 {
+    match limits.max_input_bytes.filter(|&max| len > max) {
+        Some(max) => {
+            log.push(&input_problem(&io::Error::other(InputLimit(max)), false), 0);
+            max
+        }
+        None => len,
+    }
 }
 
 /// Streams a gzip input, measuring progress in compressed bytes out of `total`.
@@ -224,13 +269,28 @@ fn read_gzip<R: Read + Send>(
 ) -> Head {
     let (counted, meter) = Meter::wrap(compressed, total);
     read_stream(
-        MultiGzDecoder::new(counted),
+        Members::new(counted),
         true,
         limits,
         collector,
         log,
         Some(meter),
     )
+}
+
+/// Fills `buf` as far as the reader allows: how many bytes were read, and the error that
+/// stopped it short, if any.
+fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(e)),
+        }
+    }
+    (n, None)
 }
 
 /// Fills `buf` as far as the reader allows; returns how many bytes were read.
@@ -298,6 +358,7 @@ fn found_array(prefix: &[u8], log: &mut ErrorLog) -> Head {
     Head {
         array_found: true,
         provenance: member,
+        not_a_trace: false,
     }
 }
 
@@ -309,276 +370,70 @@ fn deliver(collector: &mut Collector<'_>, ev: Option<Event<'_>>) {
     }
 }
 
-/// Reads a complete in-memory trace (a mapped file or bytes).
-/// Pre-faults a byte range of the input (a mapped file), from the worker about to scan it.
-type Prefault<'m> = Option<&'m (dyn Fn(usize, usize) + Sync)>;
-
-#[allow(clippy::too_many_arguments)]
-fn read_bytes(
-    buf: &[u8],
+/// Reads an uncompressed input: finds the array in its first bytes, then reads the array
+/// in regions (plain.rs).
+fn read_plain(
+    plain: Plain<'_>,
     limits: &Limits,
     threads: Option<usize>,
-    region: usize,
-    prefault: Prefault<'_>,
+    cut: Cut,
     collector: &mut Collector<'_>,
     log: &mut ErrorLog,
 ) -> Head {
-    let over = limits.max_input_bytes.filter(|&max| buf.len() as u64 > max);
-    if let Some(max) = over {
-        log.push(&input_problem(&io::Error::other(InputLimit(max)), false), 0);
-    }
-    let buf = &buf[..over.map_or(buf.len(), |max| max as usize)];
-    let body = match scan::locate_array(buf, true, limits) {
-        Located::Array { key_at, body } => (body, found_array(&buf[..key_at], log)),
-        Located::Failed(p) => {
-            log.push(&p, 0);
-            return Head::default();
+    let mut head_slot = Vec::new();
+    let mut span = CHUNK as u64;
+    let (body, head, form) = loop {
+        let f = plain.fetch(&mut head_slot, 0, span);
+        let eof = f.tail != Tail::More;
+        let located = scan::locate_array(f.bytes, eof, limits);
+        let broken = f.broken.clone();
+        match located {
+            Located::NeedMore => span = span.saturating_mul(2),
+            Located::Array { key_at, body, form } => {
+                break (body, found_array(&f.bytes[..key_at], log), form);
+            }
+            other => {
+                if let Some(p) = &broken {
+                    log.push(p, 0);
+                }
+                return failed_head(other, broken.is_some(), log);
+            }
         }
-        Located::NeedMore => return Head::default(),
     };
-    let (start, head) = body;
-    let wanted = Ask {
+    let ask = Ask {
         wanted: collector.wanted(),
         digest: collector.digests(),
+        form,
     };
     let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
-    if threads == 1 || buf.len() - start < 2 * region {
-        let r = scan_region(buf, start, usize::MAX, limits, wanted);
-        apply_region(r, collector, log);
-        return head;
-    }
-    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => read_parallel(
-            buf, start, region, limits, wanted, threads, &pool, prefault, collector, log,
-        ),
-        // No threads to be had: the sequential read gives the same answer.
-        Err(_) => {
-            let r = scan_region(buf, start, usize::MAX, limits, wanted);
-            apply_region(r, collector, log);
-        }
-    }
+    let job = plain::Job {
+        plain,
+        limits,
+        ask,
+        cut,
+        body: body as u64,
+        threads,
+    };
+    plain::read_array(job, collector, log);
     head
 }
 
-/// The events of one region of a mapped array, in file order.
-struct Region<'a> {
-    /// The events analysis uses; the others are only counted.
-    events: Vec<Event<'a>>,
-    /// The GPU events the worker digested itself.
-    digest: Digest<'a>,
-    /// Per kept event, in file order: whether it is the next digested record (else the
-    /// next of `events`).
-    digested: Vec<bool>,
-    /// Per event: its name's number in `names`, or `NO_NAME`.
-    name_ids: Vec<u32>,
-    /// The distinct names of the region's events, numbered by the worker (in parallel,
-    /// while the bytes are in its cache) so the fold interns each once per region.
-    names: Interner<&'a [u8]>,
-    /// Every event read, used or not.
-    count: u64,
-    /// Problems with the number of events this region had yielded before each.
-    problems: Vec<(u64, Problem)>,
-    /// Where the next region must start to continue this one.
-    next: usize,
-    /// The array ended in this region.
-    ended: bool,
-}
-
-/// What a region's worker is asked for: which events, and whether it may digest GPU
-/// events into records itself (not when an observer must see them).
-#[derive(Clone, Copy)]
-struct Ask {
-    wanted: Wanted,
-    digest: bool,
-}
-
-/// Scans elements from `start` until the next element would start at or after `stop_at`.
-fn scan_region<'a>(
-    buf: &'a [u8],
-    start: usize,
-    stop_at: usize,
-    limits: &Limits,
-    ask: Ask,
-) -> Region<'a> {
-    let (wanted, digest) = (ask.wanted, ask.digest);
-    let mut r = Region {
-        events: Vec::new(),
-        digest: Digest::default(),
-        digested: Vec::new(),
-        name_ids: Vec::new(),
-        names: Interner::default(),
-        count: 0,
-        problems: Vec::new(),
-        next: start,
-        ended: false,
-    };
-    let mut pos = start;
-    let mut fast = scan::Fast::new();
-    loop {
-        while pos < buf.len() && matches!(buf[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
-            pos += 1;
-        }
-        if pos >= stop_at && pos < buf.len() {
-            r.next = pos;
-            return r;
-        }
-        let n = r.count;
-        match scan::step(
-            buf,
-            &mut pos,
-            true,
-            limits,
-            wanted,
-            &mut fast,
-            &mut r.events,
-        ) {
-            Step::Event(kept) => {
-                r.count += 1;
-                if let (true, Some(ev)) = (kept, r.events.last()) {
-                    let id = if ev.name.escaped || !names_interned(ev.cat) {
-                        NO_NAME
-                    } else {
-                        r.names.intern(ev.name.raw)
-                    };
-                    let digested = digest && r.digest.take(ev, id);
-                    r.digested.push(digested);
-                    if digested {
-                        // Dropped in place: nothing to free, nothing to move.
-                        r.events.truncate(r.events.len() - 1);
-                    } else {
-                        r.name_ids.push(id);
-                    }
-                }
-            }
-            Step::Problem(p) => r.problems.push((n, p)),
-            Step::End(p) => {
-                if let Some(p) = p {
-                    r.problems.push((n, p));
-                }
-                r.ended = true;
-                r.next = pos;
-                return r;
-            }
-            // Unreachable with eof = true; treat as the end rather than loop.
-            Step::NeedMore => {
-                r.ended = true;
-                return r;
-            }
-        }
-    }
-}
-
-fn apply_region(r: Region<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog) {
-    let base = collector.out.event_total;
-    // Problem positions are event counts, so the log can be written before the fold.
-    for (n, p) in &r.problems {
-        log.push(p, base + n);
-    }
-    let mut names = Lazy::new(r.names.values());
-    let mut resolve = Resolve::new(&mut names, &r.digest);
-    let mut events = r.events.into_iter().zip(r.name_ids);
-    let mut recs = r.digest.recs.iter();
-    for digested in r.digested {
-        if digested {
-            if let Some(&rec) = recs.next() {
-                collector.fold_gpu(rec, &mut resolve);
-            }
-        } else if let Some((ev, id)) = events.next() {
-            collector.fold_named(ev, id, resolve.names);
-        }
-    }
-    collector.out.event_total = base + r.count;
-}
-
-/// Parallel regions, merged in file order. A region start is a guess (the byte pattern
-/// `}, {`); it is trusted only when the previous region's scan ends exactly there,
-/// otherwise the region is scanned again from the true position.
-#[allow(clippy::too_many_arguments)]
-fn read_parallel(
-    buf: &[u8],
-    start: usize,
-    region: usize,
-    limits: &Limits,
-    wanted: Ask,
-    threads: usize,
-    pool: &rayon::ThreadPool,
-    prefault: Prefault<'_>,
-    collector: &mut Collector<'_>,
-    log: &mut ErrorLog,
-) {
-    let mut starts = vec![start];
-    let mut at = start + region;
-    while at < buf.len() {
-        match scan::boundary_after(buf, at) {
-            Some(b) => {
-                starts.push(b);
-                at = b + region;
-            }
-            None => break,
-        }
-    }
-    let bounds: Vec<(usize, usize)> = starts
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| (s, starts.get(i + 1).copied().unwrap_or(usize::MAX)))
-        .collect();
-    // Regions are parsed on the pool while this thread folds finished ones in file
-    // order; at most `in_flight` regions' events exist at once, which bounds memory.
-    let in_flight = threads * 2 + 1;
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Region<'_>)>();
-    pool.in_place_scope(|scope| {
-        let mut next_spawn = 0;
-        let spawn = |i: usize| {
-            let (s, stop) = bounds[i];
-            let tx = tx.clone();
-            scope.spawn(move |_| {
-                if let Some(fault) = prefault {
-                    fault(s, stop.min(buf.len()) - s);
-                }
-                let _ = tx.send((i, scan_region(buf, s, stop, limits, wanted)));
-            });
-        };
-        while next_spawn < bounds.len().min(in_flight) {
-            spawn(next_spawn);
-            next_spawn += 1;
-        }
-        let mut done: std::collections::BTreeMap<usize, Region<'_>> =
-            std::collections::BTreeMap::new();
-        let mut expected = start;
-        for i in 0..bounds.len() {
-            let region = loop {
-                if let Some(r) = done.remove(&i) {
-                    break r;
-                }
-                match rx.recv() {
-                    Ok((k, r)) => {
-                        done.insert(k, r);
-                    }
-                    // Every sender is gone without region i: cannot happen, but never hang.
-                    Err(_) => return,
-                }
+/// The head of a read that found no array: a stream error, or "not a trace" when the input
+/// was read cleanly and is neither layout (after an input error it may be a damaged trace,
+/// so the error stands and the array is reported missing).
+fn failed_head(located: Located, input_failed: bool, log: &mut ErrorLog) -> Head {
+    match located {
+        Located::Failed(p) => log.push(&p, 0),
+        Located::NotATrace if input_failed => log.push(&Problem::ArrayNotFound, 0),
+        Located::NotATrace => {
+            return Head {
+                not_a_trace: true,
+                ..Head::default()
             };
-            if next_spawn < bounds.len() {
-                spawn(next_spawn);
-                next_spawn += 1;
-            }
-            let (s, stop) = bounds[i];
-            let region = if s == expected {
-                region
-            } else {
-                // The guessed start was wrong (inside a string): redo from the true one.
-                scan_region(buf, expected, stop, limits, wanted)
-            };
-            let ended = region.ended;
-            expected = region.next;
-            apply_region(region, collector, log);
-            collector.progress(expected as u64, Some(buf.len() as u64));
-            if ended {
-                // Later regions lie past the array; their results are dropped unread.
-                return;
-            }
         }
-    });
+        Located::NeedMore | Located::Array { .. } => {}
+    }
+    Head::default()
 }
 
 /// Streams a reader through a bounded pipeline: one thread reads (and decompresses)
@@ -599,10 +454,20 @@ pub(crate) fn read_stream<R: Read + Send>(
             let mut total: u64 = 0;
             loop {
                 let mut chunk = vec![0u8; CHUNK];
-                match read_up_to(&mut reader, &mut chunk) {
-                    Ok(0) => return,
-                    Ok(n) => {
+                let (n, failed) = fill(&mut reader, &mut chunk);
+                // The bytes read before an error are data (a damaged gzip trailer comes
+                // after the last member's bytes): they go first, then the error.
+                let failed = match (n, failed) {
+                    (0, Some(e)) => Err(e),
+                    (0, None) => return,
+                    (n, e) => {
                         chunk.truncate(n);
+                        Ok((chunk, e))
+                    }
+                };
+                match failed {
+                    Ok((mut chunk, later)) => {
+                        let n = chunk.len();
                         let over = max_input.filter(|&max| total + n as u64 > max);
                         if let Some(max) = over {
                             chunk.truncate(max.saturating_sub(total) as usize);
@@ -613,6 +478,10 @@ pub(crate) fn read_stream<R: Read + Send>(
                         }
                         if let Some(max) = over {
                             let _ = tx.send(Err(io::Error::other(InputLimit(max))));
+                            return;
+                        }
+                        if let Some(e) = later {
+                            let _ = tx.send(Err(e));
                             return;
                         }
                     }
@@ -661,17 +530,18 @@ fn parse_stream(
         }
     };
     // Prefix: the whole prefix stays buffered (bounded by max_prefix_bytes).
-    let (mut pos, head) = loop {
+    let (mut pos, head, form) = loop {
         match scan::locate_array(&buf, eof, limits) {
-            Located::Array { key_at, body } => {
-                sink.prefix(&buf[..key_at]);
-                break (body, found_array(&buf[..key_at], log));
-            }
-            Located::Failed(p) => {
-                log.push(&p, 0);
-                return Head::default();
+            Located::Array { key_at, body, form } => {
+                // The array layout has no members: a sink copying them starts an object.
+                sink.prefix(match form {
+                    Form::Object => &buf[..key_at],
+                    Form::Array => b"{",
+                });
+                break (body, found_array(&buf[..key_at], log), form);
             }
             Located::NeedMore => pull(&mut buf, &mut eof, log, 0, CHUNK),
+            other => return failed_head(other, log.has_input_problem(), log),
         }
     };
     loop {
@@ -690,6 +560,9 @@ fn parse_stream(
             Step::Problem(p) => log.push(&p, n),
             Step::End(p) => {
                 match p {
+                    // Chrome's array format may leave the closing `]` out.
+                    Some(Problem::Unterminated)
+                        if form == Form::Array && !log.has_input_problem() => {}
                     Some(p) => log.push(&p, n),
                     None if sink.wants_suffix() => {
                         // The rest of the document: bounded like the prefix.
@@ -718,27 +591,20 @@ fn parse_stream(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
-    fn analyse(buf: &[u8], threads: usize, region: usize) -> (u64, Vec<String>, Vec<u32>) {
+    fn analyse(source: &TraceSource, threads: usize, cut: Cut) -> (u64, Vec<String>, Vec<u32>) {
         let mut c = Collector::new(None);
-        let mut log = ErrorLog::default();
-        read_bytes(
-            buf,
-            &Limits::default(),
-            Some(threads),
-            region,
-            None,
-            &mut c,
-            &mut log,
-        );
+        let out = read_cut(source, &Limits::default(), Some(threads), cut, &mut c).unwrap();
         let names = c.out.gpu.iter().map(|g| g.name).collect();
-        (c.out.event_total, log.finish(), names)
+        (c.out.event_total, out.stream_errors, names)
     }
 
     /// Region starts are guessed from the bytes `}, {`; strings holding that pattern must
-    /// not change the result, nor must problems that straddle a region.
+    /// not change the result, nor must problems or elements that straddle a region or its
+    /// look-ahead, in memory or read from a file.
     #[test]
     fn wrong_region_guesses_are_repaired() {
         let mut t = String::from("{\"traceEvents\":[");
@@ -756,15 +622,30 @@ mod tests {
             }
         }
         t.push_str("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"last\",\"ts\":1,\"dur\":1}]}");
-        let sequential = analyse(t.as_bytes(), 1, 1 << 20);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, &t).unwrap();
+        let mem = || TraceSource::from_bytes("t.json", t.clone().into_bytes());
+        let sequential = analyse(&mem(), 1, Cut::DEFAULT);
         assert_eq!(sequential.0, 201);
         assert!(!sequential.1.is_empty());
         for region in [16, 50, 97, 256, 1000] {
-            assert_eq!(
-                analyse(t.as_bytes(), 4, region),
-                sequential,
-                "region {region}"
-            );
+            for look in [8, 40, 300] {
+                let cut = Cut { region, look };
+                for threads in [1, 4] {
+                    assert_eq!(
+                        analyse(&mem(), threads, cut),
+                        sequential,
+                        "region {region} look {look}"
+                    );
+                    let file = TraceSource::open(&path).unwrap();
+                    assert_eq!(
+                        analyse(&file, threads, cut),
+                        sequential,
+                        "file, region {region} look {look}"
+                    );
+                }
+            }
         }
     }
 }
