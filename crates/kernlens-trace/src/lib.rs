@@ -93,7 +93,7 @@ pub use error::TraceError;
 pub use launch::LaunchRecord;
 pub use number::micros_text_to_ns;
 pub use observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
-pub use options::{Limits, Options, StepSource, TimeWindow, WindowMode};
+pub use options::{Cycles, Limits, Options, StepSource, TimeWindow, WindowMode};
 pub use ranks::{BusySpread, FailedRank, RANKS_SCHEMA, RankEntry, RankReport, analyze_all_ranks};
 pub use report::{
     Attribution, Categories, ChunkProvenance, ChunkWindow, DeviceTimeline, GraphCoverage,
