@@ -74,6 +74,7 @@ mod number;
 mod observe;
 mod options;
 mod overlap;
+mod problem;
 mod provenance;
 mod ranks;
 mod read;
@@ -105,13 +106,83 @@ pub use split::{SplitOptions, SplitReport, split, split_window};
 
 use collect::Collector;
 
-/// Analyses a trace in one pass.
+/// Analyses a trace in one pass: the common case. [`TraceReader`] adds an observer or a
+/// progress sink.
 pub fn analyze(source: &TraceSource, opts: &Options) -> Result<Analysis, TraceError> {
     run(source, opts, None)
 }
 
+/// One analysis with what [`analyze`] leaves out: an [`EventObserver`] that sees the
+/// kernel, launch and `python_function` events in the same pass, and a [`ProgressSink`].
+///
+/// ```
+/// use kernlens_trace::{Options, TraceReader, TraceSource};
+///
+/// let trace = br#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2}]}"#;
+/// struct Names(Vec<String>);
+/// impl kernlens_trace::EventObserver for Names {
+///     fn observe(&mut self, ev: &kernlens_trace::ObservedEvent<'_>) {
+///         self.0.push(ev.name.to_string());
+///     }
+/// }
+/// let mut names = Names(Vec::new());
+/// let analysis = TraceReader::new(TraceSource::from_bytes("t.json", trace.to_vec()))
+///     .with_options(Options::default().with_top_k(0))
+///     .with_observer(&mut names)
+///     .analyze()?;
+/// assert_eq!(analysis.kernels.len(), 1);
+/// assert_eq!(names.0, ["k"]);
+/// # Ok::<(), kernlens_trace::TraceError>(())
+/// ```
+pub struct TraceReader<'a> {
+    source: TraceSource,
+    options: Options,
+    observer: Option<&'a mut dyn EventObserver>,
+    progress: Option<&'a mut dyn ProgressSink>,
+}
+
+impl<'a> TraceReader<'a> {
+    /// A read of `source` with the default options, no observer and no progress.
+    pub fn new(source: TraceSource) -> Self {
+        TraceReader {
+            source,
+            options: Options::default(),
+            observer: None,
+            progress: None,
+        }
+    }
+
+    /// The analysis options.
+    pub fn with_options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Hands `observer` every kernel, launch and `python_function` event, in file order.
+    pub fn with_observer(mut self, observer: &'a mut dyn EventObserver) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Reports read progress to `progress`.
+    pub fn with_progress(mut self, progress: &'a mut dyn ProgressSink) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Reads the source once and builds the analysis.
+    pub fn analyze(self) -> Result<Analysis, TraceError> {
+        run_with(
+            &self.source,
+            &self.options,
+            Collector::new(self.observer).with_progress(self.progress),
+        )
+    }
+}
+
 /// Analyses a trace in one pass and hands `observer` every kernel, launch
-/// (`cuda_runtime`/`cuda_driver`) and `python_function` event, in file order.
+/// (`cuda_runtime`/`cuda_driver`) and `python_function` event, in file order (what
+/// [`TraceReader::with_observer`] does, for a borrowed source).
 pub fn analyze_observed(
     source: &TraceSource,
     opts: &Options,
@@ -121,7 +192,8 @@ pub fn analyze_observed(
 }
 
 /// [`analyze_observed`] with an optional observer and an optional progress sink, for
-/// front ends that show how far a long read has come.
+/// front ends that show how far a long read has come ([`TraceReader`], for a borrowed
+/// source).
 pub fn analyze_with_progress<'a>(
     source: &TraceSource,
     opts: &Options,
@@ -160,7 +232,11 @@ pub(crate) fn read_analysis(
     collector: Collector<'_>,
 ) -> Result<(Analysis, Option<String>), TraceError> {
     let mut collector = collector;
-    let out = read::read(source, &opts.limits, opts.threads, &mut collector)?;
+    let out = read::read(
+        source,
+        &read::ReadPlan::new(&opts.limits, opts.threads),
+        &mut collector,
+    )?;
     let unusable = if !out.array_found {
         Some(if out.stream_errors.is_empty() {
             "no traceEvents array".to_string()
@@ -198,7 +274,7 @@ pub struct CoverageReport {
 /// Computes only the graph-coverage block of a trace.
 pub fn graph_coverage(source: &TraceSource, limits: &Limits) -> Result<CoverageReport, TraceError> {
     let mut collector = Collector::new(None);
-    let out = read::read(source, limits, None, &mut collector)?;
+    let out = read::read(source, &read::ReadPlan::new(limits, None), &mut collector)?;
     Ok(CoverageReport {
         graph: graph::coverage(&collector.out),
         provenance: out.provenance,

@@ -6,98 +6,13 @@
 //! documented `stream_errors` text in [`ErrorLog`].
 
 use crate::event::{Event, Wanted, parse_event};
-use crate::json::{Cursor, JsonError};
+use crate::json::{Cursor, JsonError, match_braces, skip_element, string_end};
 use crate::options::Limits;
+pub(crate) use crate::problem::{ErrorLog, Problem};
 use crate::shape::Shapes;
 use crate::structural::{Carry, Tokens};
 
 const KEY: &[u8] = b"\"traceEvents\"";
-
-/// A structural problem met while reading the array.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Problem {
-    ArrayNotFound,
-    PrefixExceeds(usize),
-    OpenerNotFound,
-    NotAnArray,
-    Unterminated,
-    NotAnObject,
-    Truncated,
-    Exceeds(usize),
-    Malformed(String),
-    Input {
-        kind: &'static str,
-        detail: String,
-    },
-    /// A top-level `kernlens` member that is not a well-formed chunk provenance.
-    Provenance(String),
-}
-
-impl Problem {
-    /// The `stream_errors` text; `n` is the number of events yielded before it.
-    pub(crate) fn message(&self, n: u64) -> String {
-        match self {
-            Problem::ArrayNotFound => "traceEvents array not found".into(),
-            Problem::PrefixExceeds(max) => format!("traceEvents prefix exceeds {max} characters"),
-            Problem::OpenerNotFound => "traceEvents array opener not found".into(),
-            Problem::NotAnArray => "traceEvents value is not an array".into(),
-            Problem::Unterminated => format!("traceEvents array unterminated after {n} event(s)"),
-            Problem::NotAnObject => {
-                format!("traceEvents element malformed after {n} event(s): expected an object")
-            }
-            Problem::Truncated => {
-                format!("traceEvents object truncated after {n} event(s): unterminated object")
-            }
-            Problem::Exceeds(max) => {
-                format!("traceEvents object exceeds {max} characters after {n} event(s)")
-            }
-            Problem::Malformed(detail) => {
-                format!("traceEvents object malformed after {n} event(s): {detail}")
-            }
-            Problem::Input { kind, detail } => format!("trace input error: {kind}: {detail}"),
-            Problem::Provenance(why) => {
-                format!("kernlens member ignored (not a split chunk's provenance): {why}")
-            }
-        }
-    }
-}
-
-/// The kept `stream_errors`: at most [`ErrorLog::CAP`] entries, the last one summarising the rest.
-#[derive(Debug, Default)]
-pub(crate) struct ErrorLog {
-    messages: Vec<String>,
-    total: u64,
-    /// A `trace input error` was recorded (reading failed, so a missing array may be the
-    /// damage rather than the content).
-    input: bool,
-}
-
-impl ErrorLog {
-    pub(crate) const CAP: usize = 1000;
-
-    pub(crate) fn push(&mut self, problem: &Problem, n: u64) {
-        self.total += 1;
-        self.input |= matches!(problem, Problem::Input { .. });
-        if self.messages.len() < Self::CAP {
-            self.messages.push(problem.message(n));
-        }
-    }
-
-    /// Whether a `trace input error` was recorded.
-    pub(crate) fn has_input_problem(&self) -> bool {
-        self.input
-    }
-
-    pub(crate) fn finish(mut self) -> Vec<String> {
-        if self.total > Self::CAP as u64 {
-            self.messages.truncate(Self::CAP - 1);
-            let omitted = self.total - (Self::CAP as u64 - 1);
-            self.messages
-                .push(format!("{omitted} further stream errors omitted"));
-        }
-        self.messages
-    }
-}
 
 /// Which of the two accepted layouts a trace has (trace.md "Locating the array").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -429,63 +344,6 @@ impl<'a> Put<'a> for Option<Event<'a>> {
     }
 }
 
-/// The position after the `}` matching the `{` at `start`, respecting strings.
-pub(crate) fn match_braces(buf: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = start;
-    while i < buf.len() {
-        match buf[i] {
-            b'"' => i = string_end(buf, i)?,
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// Index of the closing quote of the string opened at `open`.
-fn string_end(buf: &[u8], open: usize) -> Option<usize> {
-    let mut i = open + 1;
-    loop {
-        let off = memchr::memchr2(b'"', b'\\', &buf[i..])?;
-        i += off;
-        if buf[i] == b'\\' {
-            i += 2;
-            if i > buf.len() {
-                return None;
-            }
-        } else {
-            return Some(i);
-        }
-    }
-}
-
-/// Skips a non-object element to the next top-level `,` or `]` (which is not consumed).
-fn skip_element(buf: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = start;
-    while i < buf.len() {
-        match buf[i] {
-            b'"' => i = string_end(buf, i)?,
-            b'{' | b'[' => depth += 1,
-            b'}' => depth = depth.saturating_sub(1),
-            b']' if depth == 0 => return Some(i),
-            b']' => depth -= 1,
-            b',' if depth == 0 => return Some(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
 /// A position to start a parallel region at or after `from`: a `{` that follows `}` and
 /// `,` (whitespace between). It may be wrong (inside a string); the merge checks it.
 pub(crate) fn boundary_after(buf: &[u8], from: usize) -> Option<usize> {
@@ -510,58 +368,6 @@ pub(crate) fn boundary_after(buf: &[u8], from: usize) -> Option<usize> {
         at = p + 1;
     }
     None
-}
-
-/// A top-level member found before `traceEvents`: where its name starts, its value's
-/// range, and where the next member starts (None when no valid separator follows).
-struct PrefixMember {
-    name_at: usize,
-    value: (usize, usize),
-    next_at: Option<usize>,
-}
-
-/// Walks the top-level members that precede `traceEvents` until `member`.
-fn find_prefix_member(prefix: &[u8], member: &str) -> Option<PrefixMember> {
-    let start = memchr::memchr(b'{', prefix)?;
-    let mut c = Cursor::new(prefix, start);
-    let mut stack = Vec::new();
-    if !c.open(b'{', b'}').ok()? {
-        return None;
-    }
-    loop {
-        let name_at = c.i;
-        let key = c.key().ok()?;
-        if key.eq_str("traceEvents") {
-            return None;
-        }
-        let value_at = c.i;
-        c.skip_value(&mut stack).ok()?;
-        let value = (value_at, c.i);
-        let more = c.next_or_close(b'}');
-        if key.eq_str(member) {
-            return Some(PrefixMember {
-                name_at,
-                value,
-                next_at: more.is_ok().then_some(c.i),
-            });
-        }
-        if !more.ok()? {
-            return None;
-        }
-    }
-}
-
-/// Reads the `kernlens` member of the top-level object, if it precedes `traceEvents`.
-pub(crate) fn prefix_member<'a>(prefix: &'a [u8], member: &str) -> Option<&'a [u8]> {
-    let m = find_prefix_member(prefix, member)?;
-    prefix.get(m.value.0..m.value.1)
-}
-
-/// The byte range of a top-level member that precedes `traceEvents`, from its name to the
-/// start of the next member (so cutting it out leaves valid JSON).
-pub(crate) fn prefix_member_span(prefix: &[u8], member: &str) -> Option<(usize, usize)> {
-    let m = find_prefix_member(prefix, member)?;
-    Some((m.name_at, m.next_at?))
 }
 
 #[cfg(test)]
@@ -594,17 +400,6 @@ mod tests {
     fn boundary_is_found_between_events() {
         let t = b"[{\"a\":1},\n  {\"b\":2}]";
         assert_eq!(boundary_after(t, 2), Some(12));
-    }
-
-    #[test]
-    fn error_log_caps_at_a_thousand() {
-        let mut log = ErrorLog::default();
-        for _ in 0..1500 {
-            log.push(&Problem::NotAnObject, 0);
-        }
-        let m = log.finish();
-        assert_eq!(m.len(), 1000);
-        assert_eq!(m[999], "501 further stream errors omitted");
     }
 
     const ALL: Wanted = Wanted::EVERYTHING;

@@ -17,9 +17,9 @@ use crate::graph;
 use crate::intern::Set;
 use crate::json::Cursor;
 use crate::options::{Limits, TimeWindow, WindowMode};
+use crate::problem::ErrorLog;
 use crate::read::{self, GZIP_MAGIC, Members, StreamSink};
 use crate::report::{ChunkWindow, GraphCoverage, us};
-use crate::scan::{self, ErrorLog};
 use crate::source::{Input, TraceSource};
 use crate::window;
 
@@ -31,6 +31,20 @@ pub struct SplitOptions {
     pub gzip: bool,
     /// Input bounds (as for analysis).
     pub limits: Limits,
+}
+
+impl SplitOptions {
+    /// Gzip the output.
+    pub fn with_gzip(mut self, gzip: bool) -> Self {
+        self.gzip = gzip;
+        self
+    }
+
+    /// Input bounds.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
 }
 
 /// What a split read and wrote.
@@ -92,7 +106,11 @@ pub fn split_window(
         });
     }
     let mut collector = Collector::new(None);
-    let first = read::read(source, &opts.limits, None, &mut collector)?;
+    let first = read::read(
+        source,
+        &read::ReadPlan::new(&opts.limits, None),
+        &mut collector,
+    )?;
     let c = collector.out;
     let window = match *mode {
         WindowMode::Explicit(w) => w,
@@ -366,7 +384,7 @@ impl<W: Write> StreamSink for SplitSink<W> {
     fn prefix(&mut self, prefix: &[u8]) {
         // Copy the members before traceEvents, dropping an old `kernlens` member, and
         // write ours immediately before the array.
-        let (head, tail) = match scan::prefix_member_span(prefix, "kernlens") {
+        let (head, tail) = match prefix_member_span(prefix, "kernlens") {
             Some((a, b)) => (&prefix[..a], &prefix[b..]),
             None => (prefix, &prefix[prefix.len()..]),
         };
@@ -439,4 +457,10 @@ fn suffix_members(rest: &[u8]) -> Option<Vec<(bool, std::ops::Range<usize>)>> {
             _ => return None,
         }
     }
+}
+/// The byte range of a top-level member that precedes `traceEvents`, from its name to the
+/// start of the next member (so cutting it out leaves valid JSON).
+fn prefix_member_span(prefix: &[u8], member: &str) -> Option<(usize, usize)> {
+    let m = crate::json::find_prefix_member(prefix, member)?;
+    Some((m.name_at, m.next_at?))
 }

@@ -6,25 +6,27 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::sync::mpsc::{Receiver, sync_channel};
 
 use crate::collect::Collector;
 use crate::error::TraceError;
-use crate::event::{Event, Wanted};
+use crate::event::Event;
 use crate::options::Limits;
 use crate::provenance;
 use crate::report::ChunkProvenance;
-use crate::scan::{self, ErrorLog, Form, Located, Problem, Step};
+use crate::scan::{self, ErrorLog, Located, Problem};
 use crate::source::{Input, TraceSource};
 
 mod gzip;
-mod plain;
+mod parallel;
 mod region;
+mod stream;
 
 pub(crate) use gzip::Members;
-pub(crate) use plain::Cut;
-use plain::Plain;
+pub(crate) use parallel::Cut;
+use parallel::Plain;
 use region::{Ask, Tail};
+use stream::Meter;
+pub(crate) use stream::{StreamSink, read_stream};
 
 /// What one read produced, before aggregation.
 pub(crate) struct ReadOutput {
@@ -47,103 +49,37 @@ pub(crate) struct Head {
 
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Receives what a streamed read finds, in file order.
-pub(crate) trait StreamSink {
-    /// Which events the parser must hand over.
-    fn wanted(&self) -> Wanted;
-    /// Events read so far (problem messages count them).
-    fn count(&self) -> u64;
-    /// One complete event; `raw` is its exact text.
-    fn event(&mut self, ev: Option<Event<'_>>, raw: &[u8]);
-    /// The bytes before the `"traceEvents"` key.
-    fn prefix(&mut self, _prefix: &[u8]) {}
-    /// Whether [`StreamSink::suffix`] is wanted (it means reading to the end).
-    fn wants_suffix(&self) -> bool {
-        false
-    }
-    /// Everything after the array's closing `]`, when the array ended cleanly.
-    fn suffix(&mut self, _rest: &[u8]) {}
-    /// Read progress in stored bytes (see [`crate::ProgressSink`]).
-    fn progress(&mut self, _done: u64, _total: Option<u64>) {}
+/// Size of one read from a stream, and of the first read of a plain input.
+pub(crate) const CHUNK: usize = 1 << 20;
+
+/// How one read is done, decided once before it starts: the input bounds, the worker
+/// threads and how a plain input is cut into regions. Which events are wanted comes from
+/// the fold it feeds.
+#[derive(Clone, Copy)]
+pub(crate) struct ReadPlan<'a> {
+    pub(crate) limits: &'a Limits,
+    /// None: rayon's default.
+    pub(crate) threads: Option<usize>,
+    pub(crate) cut: Cut,
 }
 
-impl StreamSink for Collector<'_> {
-    fn wanted(&self) -> Wanted {
-        Collector::wanted(self)
-    }
-
-    fn count(&self) -> u64 {
-        self.out.event_total
-    }
-
-    fn event(&mut self, ev: Option<Event<'_>>, _raw: &[u8]) {
-        deliver(self, ev);
-    }
-
-    fn progress(&mut self, done: u64, total: Option<u64>) {
-        Collector::progress(self, done, total);
+impl<'a> ReadPlan<'a> {
+    pub(crate) fn new(limits: &'a Limits, threads: Option<usize>) -> Self {
+        ReadPlan {
+            limits,
+            threads,
+            cut: Cut::DEFAULT,
+        }
     }
 }
-
-/// Counts the bytes a reader hands out, for progress on a compressed file.
-pub(crate) struct Counted<R> {
-    inner: R,
-    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-/// Where progress of a stream is measured: the stored bytes consumed, out of `total`.
-#[derive(Clone)]
-pub(crate) struct Meter {
-    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    total: Option<u64>,
-}
-
-impl Meter {
-    pub(crate) fn wrap<R: Read>(inner: R, total: Option<u64>) -> (Counted<R>, Meter) {
-        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        (
-            Counted {
-                inner,
-                count: count.clone(),
-            },
-            Meter { count, total },
-        )
-    }
-
-    fn done(&self) -> u64 {
-        self.count.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-/// Size of one read from a stream.
-const CHUNK: usize = 1 << 20;
 
 /// Reads the whole source once, folding every event into `collector`.
 pub(crate) fn read(
     source: &TraceSource,
-    limits: &Limits,
-    threads: Option<usize>,
+    plan: &ReadPlan<'_>,
     collector: &mut Collector<'_>,
 ) -> Result<ReadOutput, TraceError> {
-    read_cut(source, limits, threads, Cut::DEFAULT, collector)
-}
-
-/// [`read`] with the plain path's region size (tests cut tiny regions).
-pub(crate) fn read_cut(
-    source: &TraceSource,
-    limits: &Limits,
-    threads: Option<usize>,
-    cut: Cut,
-    collector: &mut Collector<'_>,
-) -> Result<ReadOutput, TraceError> {
+    let (limits, threads, cut) = (plan.limits, plan.threads, plan.cut);
     let mut log = ErrorLog::default();
     let head = match &source.input {
         Input::File(path) => {
@@ -278,21 +214,6 @@ fn read_gzip<R: Read + Send>(
     )
 }
 
-/// Fills `buf` as far as the reader allows: how many bytes were read, and the error that
-/// stopped it short, if any.
-fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (n, Some(e)),
-        }
-    }
-    (n, None)
-}
-
 /// Fills `buf` as far as the reader allows; returns how many bytes were read.
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
@@ -309,7 +230,7 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 /// The input-size limit was reached (carried inside an `io::Error`).
 #[derive(Debug)]
-struct InputLimit(u64);
+pub(super) struct InputLimit(pub(super) u64);
 
 impl std::fmt::Display for InputLimit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -323,7 +244,7 @@ impl std::fmt::Display for InputLimit {
 
 impl std::error::Error for InputLimit {}
 
-fn input_problem(e: &io::Error, gzip: bool) -> Problem {
+pub(super) fn input_problem(e: &io::Error, gzip: bool) -> Problem {
     if let Some(limit) = e.get_ref().and_then(|x| x.downcast_ref::<InputLimit>()) {
         return Problem::Input {
             kind: "LimitExceeded",
@@ -346,15 +267,16 @@ fn input_problem(e: &io::Error, gzip: bool) -> Problem {
 
 /// The array was found after `prefix`: the head of the read, with the prefix's `kernlens`
 /// member when it is a well-formed provenance; a malformed one is reported and ignored.
-fn found_array(prefix: &[u8], log: &mut ErrorLog) -> Head {
-    let member =
-        scan::prefix_member(prefix, "kernlens").and_then(|raw| match provenance::parse(raw) {
+pub(super) fn found_array(prefix: &[u8], log: &mut ErrorLog) -> Head {
+    let member = provenance::prefix_member(prefix, "kernlens").and_then(|raw| {
+        match provenance::parse(raw) {
             Ok(p) => Some(p),
             Err(why) => {
                 log.push(&Problem::Provenance(why), 0);
                 None
             }
-        });
+        }
+    });
     Head {
         array_found: true,
         provenance: member,
@@ -363,7 +285,7 @@ fn found_array(prefix: &[u8], log: &mut ErrorLog) -> Head {
 }
 
 /// Hands an event (or its absence) to the fold.
-fn deliver(collector: &mut Collector<'_>, ev: Option<Event<'_>>) {
+pub(super) fn deliver(collector: &mut Collector<'_>, ev: Option<Event<'_>>) {
     match ev {
         Some(ev) => collector.fold(ev),
         None => collector.skip(),
@@ -371,7 +293,7 @@ fn deliver(collector: &mut Collector<'_>, ev: Option<Event<'_>>) {
 }
 
 /// Reads an uncompressed input: finds the array in its first bytes, then reads the array
-/// in regions (plain.rs).
+/// in regions (parallel.rs).
 fn read_plain(
     plain: Plain<'_>,
     limits: &Limits,
@@ -406,7 +328,7 @@ fn read_plain(
         form,
     };
     let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
-    let job = plain::Job {
+    let job = parallel::Job {
         plain,
         limits,
         ask,
@@ -414,14 +336,14 @@ fn read_plain(
         body: body as u64,
         threads,
     };
-    plain::read_array(job, collector, log);
+    parallel::read_array(job, collector, log);
     head
 }
 
 /// The head of a read that found no array: a stream error, or "not a trace" when the input
 /// was read cleanly and is neither layout (after an input error it may be a damaged trace,
 /// so the error stands and the array is reported missing).
-fn failed_head(located: Located, input_failed: bool, log: &mut ErrorLog) -> Head {
+pub(super) fn failed_head(located: Located, input_failed: bool, log: &mut ErrorLog) -> Head {
     match located {
         Located::Failed(p) => log.push(&p, 0),
         Located::NotATrace if input_failed => log.push(&Problem::ArrayNotFound, 0),
@@ -436,160 +358,6 @@ fn failed_head(located: Located, input_failed: bool, log: &mut ErrorLog) -> Head
     Head::default()
 }
 
-/// Streams a reader through a bounded pipeline: one thread reads (and decompresses)
-/// while this one parses. At most a few chunks plus one event are buffered.
-pub(crate) fn read_stream<R: Read + Send>(
-    reader: R,
-    gzip: bool,
-    limits: &Limits,
-    collector: &mut dyn StreamSink,
-    log: &mut ErrorLog,
-    meter: Option<Meter>,
-) -> Head {
-    std::thread::scope(|scope| {
-        let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
-        let max_input = limits.max_input_bytes;
-        scope.spawn(move || {
-            let mut reader = reader;
-            let mut total: u64 = 0;
-            loop {
-                let mut chunk = vec![0u8; CHUNK];
-                let (n, failed) = fill(&mut reader, &mut chunk);
-                // The bytes read before an error are data (a damaged gzip trailer comes
-                // after the last member's bytes): they go first, then the error.
-                let failed = match (n, failed) {
-                    (0, Some(e)) => Err(e),
-                    (0, None) => return,
-                    (n, e) => {
-                        chunk.truncate(n);
-                        Ok((chunk, e))
-                    }
-                };
-                match failed {
-                    Ok((mut chunk, later)) => {
-                        let n = chunk.len();
-                        let over = max_input.filter(|&max| total + n as u64 > max);
-                        if let Some(max) = over {
-                            chunk.truncate(max.saturating_sub(total) as usize);
-                        }
-                        total += chunk.len() as u64;
-                        if tx.send(Ok(chunk)).is_err() {
-                            return;
-                        }
-                        if let Some(max) = over {
-                            let _ = tx.send(Err(io::Error::other(InputLimit(max))));
-                            return;
-                        }
-                        if let Some(e) = later {
-                            let _ = tx.send(Err(e));
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                }
-            }
-        });
-        let out = parse_stream(rx, gzip, limits, collector, log, meter);
-        // Dropping the receiver (inside parse_stream) stops the reader thread.
-        out
-    })
-}
-
-fn parse_stream(
-    rx: Receiver<io::Result<Vec<u8>>>,
-    gzip: bool,
-    limits: &Limits,
-    sink: &mut dyn StreamSink,
-    log: &mut ErrorLog,
-    meter: Option<Meter>,
-) -> Head {
-    let report = |sink: &mut dyn StreamSink| {
-        if let Some(m) = &meter {
-            sink.progress(m.done(), m.total);
-        }
-    };
-    let wanted = sink.wanted();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut eof = false;
-    let mut fast = scan::Fast::new();
-    // Pulls at least `want` more bytes (or reaches the end).
-    let pull = |buf: &mut Vec<u8>, eof: &mut bool, log: &mut ErrorLog, n: u64, want: usize| {
-        let target = buf.len().saturating_add(want.max(1));
-        while buf.len() < target && !*eof {
-            match rx.recv() {
-                Ok(Ok(chunk)) => buf.extend_from_slice(&chunk),
-                Ok(Err(e)) => {
-                    log.push(&input_problem(&e, gzip), n);
-                    *eof = true;
-                }
-                Err(_) => *eof = true,
-            }
-        }
-    };
-    // Prefix: the whole prefix stays buffered (bounded by max_prefix_bytes).
-    let (mut pos, head, form) = loop {
-        match scan::locate_array(&buf, eof, limits) {
-            Located::Array { key_at, body, form } => {
-                // The array layout has no members: a sink copying them starts an object.
-                sink.prefix(match form {
-                    Form::Object => &buf[..key_at],
-                    Form::Array => b"{",
-                });
-                break (body, found_array(&buf[..key_at], log), form);
-            }
-            Located::NeedMore => pull(&mut buf, &mut eof, log, 0, CHUNK),
-            other => return failed_head(other, log.has_input_problem(), log),
-        }
-    };
-    loop {
-        let n = sink.count();
-        let start = pos;
-        let mut one = None;
-        match scan::step(&buf, &mut pos, eof, limits, wanted, &mut fast, &mut one) {
-            Step::Event(_) => {
-                // `step` skipped separators before the object; its text starts at `{`.
-                let from = buf[start..pos]
-                    .iter()
-                    .position(|&b| b == b'{')
-                    .map_or(start, |o| start + o);
-                sink.event(one, &buf[from..pos]);
-            }
-            Step::Problem(p) => log.push(&p, n),
-            Step::End(p) => {
-                match p {
-                    // Chrome's array format may leave the closing `]` out.
-                    Some(Problem::Unterminated)
-                        if form == Form::Array && !log.has_input_problem() => {}
-                    Some(p) => log.push(&p, n),
-                    None if sink.wants_suffix() => {
-                        // The rest of the document: bounded like the prefix.
-                        while !eof && buf.len() - pos <= limits.max_prefix_bytes {
-                            pull(&mut buf, &mut eof, log, n, CHUNK);
-                        }
-                        let end = buf.len().min(pos.saturating_add(limits.max_prefix_bytes));
-                        sink.suffix(&buf[pos..end]);
-                    }
-                    None => {}
-                }
-                return head;
-            }
-            Step::NeedMore => {
-                // Keep only the pending element, then read at least as much again as it
-                // already spans, so a huge event is scanned a logarithmic number of times.
-                buf.drain(..pos);
-                pos = 0;
-                fast.moved();
-                let pending = buf.len();
-                pull(&mut buf, &mut eof, log, n, pending.max(CHUNK));
-                report(sink);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -597,7 +365,16 @@ mod tests {
 
     fn analyse(source: &TraceSource, threads: usize, cut: Cut) -> (u64, Vec<String>, Vec<u32>) {
         let mut c = Collector::new(None);
-        let out = read_cut(source, &Limits::default(), Some(threads), cut, &mut c).unwrap();
+        let out = read(
+            source,
+            &ReadPlan {
+                limits: &Limits::default(),
+                threads: Some(threads),
+                cut,
+            },
+            &mut c,
+        )
+        .unwrap();
         let names = c.out.gpu.iter().map(|g| g.name).collect();
         (c.out.event_total, out.stream_errors, names)
     }
