@@ -70,6 +70,7 @@ mod graph;
 mod intern;
 mod json;
 mod launch;
+mod member;
 mod number;
 mod observe;
 mod options;
