@@ -105,8 +105,6 @@ pub use report::{
 pub use source::TraceSource;
 pub use split::{SplitOptions, SplitReport, split, split_window};
 
-use collect::Collector;
-
 /// Analyses a trace in one pass: the common case. [`TraceReader`] adds an observer or a
 /// progress sink.
 pub fn analyze(source: &TraceSource, opts: &Options) -> Result<Analysis, TraceError> {
@@ -176,7 +174,7 @@ impl<'a> TraceReader<'a> {
         run_with(
             &self.source,
             &self.options,
-            Collector::new(self.observer).with_progress(self.progress),
+            read::Feed::new(self.observer).with_progress(self.progress),
         )
     }
 }
@@ -204,7 +202,7 @@ pub fn analyze_with_progress<'a>(
     run_with(
         source,
         opts,
-        Collector::new(observer).with_progress(Some(progress)),
+        read::Feed::new(observer).with_progress(Some(progress)),
     )
 }
 
@@ -213,13 +211,13 @@ fn run(
     opts: &Options,
     observer: Option<&mut dyn EventObserver>,
 ) -> Result<Analysis, TraceError> {
-    run_with(source, opts, Collector::new(observer))
+    run_with(source, opts, read::Feed::new(observer))
 }
 
 fn run_with(
     source: &TraceSource,
     opts: &Options,
-    collector: Collector<'_>,
+    collector: read::Feed<'_>,
 ) -> Result<Analysis, TraceError> {
     read_analysis(source, opts, collector).map(|(analysis, _)| analysis)
 }
@@ -230,7 +228,7 @@ fn run_with(
 pub(crate) fn read_analysis(
     source: &TraceSource,
     opts: &Options,
-    collector: Collector<'_>,
+    collector: read::Feed<'_>,
 ) -> Result<(Analysis, Option<String>), TraceError> {
     let mut collector = collector;
     let out = read::read(
@@ -244,7 +242,7 @@ pub(crate) fn read_analysis(
         } else {
             out.stream_errors.join("; ")
         })
-    } else if collector.out.gpu.is_empty() {
+    } else if collector.fold.out.gpu.is_empty() {
         Some("no GPU events in its traceEvents array, so busy% is undefined".to_string())
     } else {
         None
@@ -252,7 +250,7 @@ pub(crate) fn read_analysis(
     let analysis = analysis::build(
         source,
         opts,
-        collector.out,
+        collector.fold.out,
         out.stream_errors,
         out.provenance,
     );
@@ -274,10 +272,10 @@ pub struct CoverageReport {
 
 /// Computes only the graph-coverage block of a trace.
 pub fn graph_coverage(source: &TraceSource, limits: &Limits) -> Result<CoverageReport, TraceError> {
-    let mut collector = Collector::new(None);
+    let mut collector = read::Feed::new(None);
     let out = read::read(source, &read::ReadPlan::new(limits, None), &mut collector)?;
     Ok(CoverageReport {
-        graph: graph::coverage(&collector.out),
+        graph: graph::coverage(&collector.fold.out),
         provenance: out.provenance,
         stream_errors: out.stream_errors,
     })

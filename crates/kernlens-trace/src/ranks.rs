@@ -7,9 +7,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::Analysis;
-use crate::collect::Collector;
 use crate::error::TraceError;
 use crate::options::{Cycles, Options};
+use crate::read;
 use crate::select::{self, Candidate, Selection};
 use crate::source::TraceSource;
 
@@ -214,7 +214,7 @@ fn analyse_rank(plan: Planned, opts: &Options) -> RankEntry {
             let rank = sel.rank;
             let trace_file = sel.path.display().to_string();
             let source = TraceSource::from_selection(sel);
-            let result = crate::read_analysis(&source, opts, Collector::new(None)).and_then(
+            let result = crate::read_analysis(&source, opts, read::Feed::new(None)).and_then(
                 |(analysis, unusable)| match unusable {
                     None => Ok(analysis),
                     Some(reason) => Err(TraceError::Unusable {

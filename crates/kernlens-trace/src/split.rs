@@ -10,7 +10,7 @@ use std::io::{self, Read, Write};
 
 use serde::Serialize;
 
-use crate::collect::{Collected, Collector};
+use crate::collect::Collected;
 use crate::error::TraceError;
 use crate::event::{Cat, Event, Wanted};
 use crate::graph;
@@ -105,13 +105,13 @@ pub fn split_window(
             label: source.file().to_string(),
         });
     }
-    let mut collector = Collector::new(None);
+    let mut collector = read::Feed::new(None);
     let first = read::read(
         source,
         &read::ReadPlan::new(&opts.limits, None),
         &mut collector,
     )?;
-    let c = collector.out;
+    let c = collector.fold.out;
     let window = match *mode {
         WindowMode::Explicit(w) => w,
         WindowMode::Steady {

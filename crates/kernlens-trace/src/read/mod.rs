@@ -7,9 +7,11 @@
 use std::fs::File;
 use std::io::{self, Read};
 
-use crate::collect::Collector;
+use crate::collect::{Collector, GpuRec, RegionNames, Resolve};
 use crate::error::TraceError;
 use crate::event::Event;
+use crate::event::{Cat, Wanted};
+use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 use crate::options::Limits;
 use crate::provenance;
 use crate::report::ChunkProvenance;
@@ -27,6 +29,102 @@ use parallel::Plain;
 use region::{Ask, Tail};
 use stream::Meter;
 pub(crate) use stream::{StreamSink, read_stream};
+
+/// What one read feeds: the fold, and the observer and progress sink the reader serves
+/// beside it (the fold itself knows neither).
+pub(crate) struct Feed<'o> {
+    pub(crate) fold: Collector,
+    observer: Option<&'o mut dyn EventObserver>,
+    progress: Option<&'o mut dyn ProgressSink>,
+}
+
+impl<'o> Feed<'o> {
+    pub(crate) fn new(observer: Option<&'o mut dyn EventObserver>) -> Self {
+        Feed {
+            fold: Collector::default(),
+            observer,
+            progress: None,
+        }
+    }
+
+    /// The same feed, reporting read progress to `progress`.
+    pub(crate) fn with_progress(mut self, progress: Option<&'o mut dyn ProgressSink>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    pub(crate) fn progress(&mut self, done: u64, total: Option<u64>) {
+        if let Some(p) = self.progress.as_deref_mut() {
+            p.progress(done, total);
+        }
+    }
+
+    /// What the parser must hand over: `python_function` events only for an observer.
+    pub(crate) fn wanted(&self) -> Wanted {
+        Wanted {
+            python_functions: self.observer.is_some(),
+            everything: false,
+        }
+    }
+
+    /// Whether region workers may digest GPU events into records themselves: not when an
+    /// observer must see every event.
+    pub(crate) fn digests(&self) -> bool {
+        self.observer.is_none()
+    }
+
+    /// Counts an event analysis does not use.
+    pub(crate) fn skip(&mut self) {
+        self.fold.skip();
+    }
+
+    /// Hands `ev` to the observer (when it is of a kind observed), then to the fold.
+    pub(crate) fn fold(&mut self, ev: Event<'_>) {
+        self.observe(&ev);
+        self.fold.fold(ev);
+    }
+
+    /// [`Feed::fold`] for an event whose name a region worker numbered.
+    pub(crate) fn fold_named(
+        &mut self,
+        ev: Event<'_>,
+        name_id: u32,
+        names: &mut RegionNames<'_, '_>,
+    ) {
+        self.observe(&ev);
+        self.fold.fold_named(ev, name_id, names);
+    }
+
+    /// Folds a GPU record a worker digested (only done without an observer).
+    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) {
+        self.fold.fold_gpu(rec, d);
+    }
+
+    fn observe(&mut self, ev: &Event<'_>) {
+        if let Some(obs) = self.observer.as_deref_mut() {
+            let name = ev.name.decode();
+            let cat = match ev.cat {
+                Cat::Kernel => Some("kernel"),
+                Cat::Runtime => Some("cuda_runtime"),
+                Cat::Driver => Some("cuda_driver"),
+                Cat::PythonFunction => Some("python_function"),
+                _ => None,
+            };
+            if let Some(cat) = cat {
+                let (pid, tid) = (ev.pid.decode(), ev.tid.decode());
+                obs.observe(&ObservedEvent {
+                    cat,
+                    name: &name,
+                    pid: TraceId::from(&pid),
+                    tid: TraceId::from(&tid),
+                    ts_ns: ev.ts,
+                    dur_ns: ev.dur,
+                    correlation: ev.args.correlation,
+                });
+            }
+        }
+    }
+}
 
 /// What one read produced, before aggregation.
 pub(crate) struct ReadOutput {
@@ -73,11 +171,11 @@ impl<'a> ReadPlan<'a> {
     }
 }
 
-/// Reads the whole source once, folding every event into `collector`.
+/// Reads the whole source once, folding every event into `feed`.
 pub(crate) fn read(
     source: &TraceSource,
     plan: &ReadPlan<'_>,
-    collector: &mut Collector<'_>,
+    feed: &mut Feed<'_>,
 ) -> Result<ReadOutput, TraceError> {
     let (limits, threads, cut) = (plan.limits, plan.threads, plan.cut);
     let mut log = ErrorLog::default();
@@ -94,7 +192,7 @@ pub(crate) fn read(
             let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
             if got == 2 && magic == GZIP_MAGIC {
                 let file = File::open(path).map_err(|e| io_err("open trace", e))?;
-                read_gzip(file, Some(len), limits, collector, &mut log)
+                read_gzip(file, Some(len), limits, feed, &mut log)
             } else {
                 let len = input_limit(len, limits, &mut log);
                 let head = read_plain(
@@ -102,7 +200,7 @@ pub(crate) fn read(
                     limits,
                     threads,
                     cut,
-                    collector,
+                    feed,
                     &mut log,
                 );
                 // A file that grew or shrank after its array was read (a capture still being
@@ -120,7 +218,7 @@ pub(crate) fn read(
                                  opened, {now} after)"
                             ),
                         },
-                        collector.out.event_total,
+                        feed.fold.out.event_total,
                     );
                 }
                 head
@@ -128,13 +226,7 @@ pub(crate) fn read(
         }
         Input::Bytes(bytes) => {
             if bytes.starts_with(&GZIP_MAGIC) {
-                read_gzip(
-                    &bytes[..],
-                    Some(bytes.len() as u64),
-                    limits,
-                    collector,
-                    &mut log,
-                )
+                read_gzip(&bytes[..], Some(bytes.len() as u64), limits, feed, &mut log)
             } else {
                 let len = input_limit(bytes.len() as u64, limits, &mut log) as usize;
                 read_plain(
@@ -142,7 +234,7 @@ pub(crate) fn read(
                     limits,
                     threads,
                     cut,
-                    collector,
+                    feed,
                     &mut log,
                 )
             }
@@ -164,10 +256,10 @@ pub(crate) fn read(
             let head = io::Cursor::new(magic[..got].to_vec());
             let chained = head.chain(reader);
             if got == 2 && magic == GZIP_MAGIC {
-                read_gzip(chained, None, limits, collector, &mut log)
+                read_gzip(chained, None, limits, feed, &mut log)
             } else {
                 let (counted, meter) = Meter::wrap(chained, None);
-                read_stream(counted, false, limits, collector, &mut log, Some(meter))
+                read_stream(counted, false, limits, feed, &mut log, Some(meter))
             }
         }
     };
@@ -200,18 +292,11 @@ fn read_gzip<R: Read + Send>(
     compressed: R,
     total: Option<u64>,
     limits: &Limits,
-    collector: &mut Collector<'_>,
+    feed: &mut Feed<'_>,
     log: &mut ErrorLog,
 ) -> Head {
     let (counted, meter) = Meter::wrap(compressed, total);
-    read_stream(
-        Members::new(counted),
-        true,
-        limits,
-        collector,
-        log,
-        Some(meter),
-    )
+    read_stream(Members::new(counted), true, limits, feed, log, Some(meter))
 }
 
 /// Fills `buf` as far as the reader allows; returns how many bytes were read.
@@ -285,10 +370,10 @@ pub(super) fn found_array(prefix: &[u8], log: &mut ErrorLog) -> Head {
 }
 
 /// Hands an event (or its absence) to the fold.
-pub(super) fn deliver(collector: &mut Collector<'_>, ev: Option<Event<'_>>) {
+pub(super) fn deliver(feed: &mut Feed<'_>, ev: Option<Event<'_>>) {
     match ev {
-        Some(ev) => collector.fold(ev),
-        None => collector.skip(),
+        Some(ev) => feed.fold(ev),
+        None => feed.skip(),
     }
 }
 
@@ -299,7 +384,7 @@ fn read_plain(
     limits: &Limits,
     threads: Option<usize>,
     cut: Cut,
-    collector: &mut Collector<'_>,
+    feed: &mut Feed<'_>,
     log: &mut ErrorLog,
 ) -> Head {
     let mut head_slot = Vec::new();
@@ -323,8 +408,8 @@ fn read_plain(
         }
     };
     let ask = Ask {
-        wanted: collector.wanted(),
-        digest: collector.digests(),
+        wanted: feed.wanted(),
+        digest: feed.digests(),
         form,
     };
     let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
@@ -336,7 +421,7 @@ fn read_plain(
         body: body as u64,
         threads,
     };
-    parallel::read_array(job, collector, log);
+    parallel::read_array(job, feed, log);
     head
 }
 
@@ -364,7 +449,7 @@ mod tests {
     use super::*;
 
     fn analyse(source: &TraceSource, threads: usize, cut: Cut) -> (u64, Vec<String>, Vec<u32>) {
-        let mut c = Collector::new(None);
+        let mut c = Feed::new(None);
         let out = read(
             source,
             &ReadPlan {
@@ -375,8 +460,8 @@ mod tests {
             &mut c,
         )
         .unwrap();
-        let names = c.out.gpu.iter().map(|g| g.name).collect();
-        (c.out.event_total, out.stream_errors, names)
+        let names = c.fold.out.gpu.iter().map(|g| g.name).collect();
+        (c.fold.out.event_total, out.stream_errors, names)
     }
 
     /// Region starts are guessed from the bytes `}, {`; strings holding that pattern must

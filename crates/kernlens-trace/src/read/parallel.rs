@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use crate::collect::Collector;
+use super::Feed;
 use crate::options::Limits;
 use crate::scan::{self, ErrorLog, Problem};
 
@@ -219,7 +219,7 @@ impl Job<'_> {
         slot: &mut Vec<u8>,
         mut from: u64,
         stop: u64,
-        collector: &mut Collector<'_>,
+        feed: &mut Feed<'_>,
         log: &mut ErrorLog,
     ) -> (u64, bool) {
         let mut span = (self.cut.region + self.cut.look) as u64;
@@ -243,7 +243,7 @@ impl Job<'_> {
                 self.ask,
             );
             let (next, ended) = (from + r.next as u64, r.ended);
-            region::apply(r, collector, log);
+            region::apply(r, feed, log);
             if ended {
                 return (next, true);
             }
@@ -257,8 +257,8 @@ impl Job<'_> {
     }
 }
 
-/// Reads the array the job describes into `collector`.
-pub(crate) fn read_array(job: Job<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog) {
+/// Reads the array the job describes into `feed`.
+pub(crate) fn read_array(job: Job<'_>, feed: &mut Feed<'_>, log: &mut ErrorLog) {
     let (plain, body, threads) = (job.plain, job.body, job.threads);
     let len = plain.len();
     let mut main_slot = Vec::new();
@@ -273,8 +273,8 @@ pub(crate) fn read_array(job: Job<'_>, collector: &mut Collector<'_>, log: &mut 
     };
     let Some(pool) = pool else {
         // Small input or one thread: the same regions, in order, on this thread.
-        job.run_from(&mut main_slot, body, u64::MAX, collector, log);
-        collector.progress(len, Some(len));
+        job.run_from(&mut main_slot, body, u64::MAX, feed, log);
+        feed.progress(len, Some(len));
         return;
     };
     // Regions are read and scanned on the pool in batches while this thread folds the
@@ -292,7 +292,7 @@ pub(crate) fn read_array(job: Job<'_>, collector: &mut Collector<'_>, log: &mut 
         let slots = &mut slots[..count];
         let expected_ref = &mut expected;
         let ended_ref = &mut ended;
-        let collector = &mut *collector;
+        let feed = &mut *feed;
         let log = &mut *log;
         pool.in_place_scope(move |scope| {
             let (tx, rx) = std::sync::mpsc::channel::<(usize, Work<'_>)>();
@@ -325,18 +325,18 @@ pub(crate) fn read_array(job: Job<'_>, collector: &mut Collector<'_>, log: &mut 
                     && start == *expected_ref
                 {
                     let (next, end) = (work.base + r.next as u64, r.ended);
-                    region::apply(r, collector, log);
+                    region::apply(r, feed, log);
                     *expected_ref = next;
                     *ended_ref = end;
                 }
                 if !*ended_ref && *expected_ref < stop {
                     // A wrong start guess (inside a string) or an element past the region's
                     // bytes: this thread reads on from the true position.
-                    let (next, end) = job.run_from(main_slot, *expected_ref, stop, collector, log);
+                    let (next, end) = job.run_from(main_slot, *expected_ref, stop, feed, log);
                     *expected_ref = next;
                     *ended_ref = end;
                 }
-                collector.progress((*expected_ref).min(len), Some(len));
+                feed.progress((*expected_ref).min(len), Some(len));
                 if *ended_ref {
                     // Later regions lie past the array; their results are dropped unread.
                     return;

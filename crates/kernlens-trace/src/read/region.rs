@@ -1,7 +1,9 @@
 //! One region of a plain trace's array: scanned by a worker into events (or digested GPU
-//! records), then folded into the collector in file order by the reading thread.
+//! records), then folded into the feed in file order by the reading thread.
 
-use crate::collect::{Collector, Digest, Lazy, NO_NAME, Resolve, names_interned};
+use crate::collect::{Digest, Lazy, NO_NAME, Resolve, names_interned};
+
+use super::Feed;
 use crate::event::{Event, Wanted};
 use crate::intern::Interner;
 use crate::options::Limits;
@@ -140,9 +142,9 @@ pub(crate) fn scan<'a>(
     }
 }
 
-/// Folds a scanned region into `collector`, in file order.
-pub(crate) fn apply(r: Region<'_>, collector: &mut Collector<'_>, log: &mut ErrorLog) {
-    let base = collector.out.event_total;
+/// Folds a scanned region into `feed`, in file order.
+pub(crate) fn apply(r: Region<'_>, feed: &mut Feed<'_>, log: &mut ErrorLog) {
+    let base = feed.fold.out.event_total;
     // Problem positions are event counts, so the log can be written before the fold.
     for (n, p) in &r.problems {
         log.push(p, base + n);
@@ -154,11 +156,11 @@ pub(crate) fn apply(r: Region<'_>, collector: &mut Collector<'_>, log: &mut Erro
     for digested in r.digested {
         if digested {
             if let Some(&rec) = recs.next() {
-                collector.fold_gpu(rec, &mut resolve);
+                feed.fold_gpu(rec, &mut resolve);
             }
         } else if let Some((ev, id)) = events.next() {
-            collector.fold_named(ev, id, resolve.names);
+            feed.fold_named(ev, id, resolve.names);
         }
     }
-    collector.out.event_total = base + r.count;
+    feed.fold.out.event_total = base + r.count;
 }

@@ -4,7 +4,7 @@
 use std::io::{self, Read};
 use std::sync::mpsc::{Receiver, sync_channel};
 
-use crate::collect::Collector;
+use super::Feed;
 use crate::event::{Event, Wanted};
 use crate::options::Limits;
 use crate::scan::{self, ErrorLog, Form, Located, Problem, Step};
@@ -31,13 +31,13 @@ pub(crate) trait StreamSink {
     fn progress(&mut self, _done: u64, _total: Option<u64>) {}
 }
 
-impl StreamSink for Collector<'_> {
+impl StreamSink for Feed<'_> {
     fn wanted(&self) -> Wanted {
-        Collector::wanted(self)
+        Feed::wanted(self)
     }
 
     fn count(&self) -> u64 {
-        self.out.event_total
+        self.fold.out.event_total
     }
 
     fn event(&mut self, ev: Option<Event<'_>>, _raw: &[u8]) {
@@ -45,7 +45,7 @@ impl StreamSink for Collector<'_> {
     }
 
     fn progress(&mut self, done: u64, total: Option<u64>) {
-        Collector::progress(self, done, total);
+        Feed::progress(self, done, total);
     }
 }
 
@@ -108,7 +108,7 @@ pub(crate) fn read_stream<R: Read + Send>(
     reader: R,
     gzip: bool,
     limits: &Limits,
-    collector: &mut dyn StreamSink,
+    feed: &mut dyn StreamSink,
     log: &mut ErrorLog,
     meter: Option<Meter>,
 ) -> Head {
@@ -158,7 +158,7 @@ pub(crate) fn read_stream<R: Read + Send>(
                 }
             }
         });
-        let out = parse_stream(rx, gzip, limits, collector, log, meter);
+        let out = parse_stream(rx, gzip, limits, feed, log, meter);
         // Dropping the receiver (inside parse_stream) stops the reader thread.
         out
     })
