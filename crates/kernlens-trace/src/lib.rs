@@ -58,6 +58,21 @@
 //!
 //! Bad content is never an error: it is recovered and reported in
 //! [`Analysis::stream_errors`] with the documented messages, keeping every complete event.
+//! The one error content can give is [`TraceError::NotATrace`], for input that is neither
+//! a Kineto object nor Chrome's JSON Array Format.
+//!
+//! ## Where the read path lives
+//!
+//! - `read/mod.rs`: one read of a source, planned once (`ReadPlan`): source dispatch and
+//!   gzip sniffing, the head (`scan::locate_array`), and `Feed`, which holds the fold
+//!   together with the observer and progress sink the reader serves;
+//! - `read/parallel.rs`: a plain input in regions, read with `pread` into reused buffers
+//!   and scanned in parallel; `read/region.rs`: one region's scan and its in-order fold;
+//! - `read/stream.rs`: gzip and stdin through the two-thread pipeline; `read/gzip.rs`:
+//!   gzip members and what follows the last one;
+//! - `scan.rs`: locating the array and the element loop; `problem.rs`: the stream-error
+//!   texts; `json.rs`: the cursor and JSON helpers; `member.rs`: the Kineto members the
+//!   parser (`event.rs`) and the shapes (`shape.rs`) read; `collect.rs`: the fold.
 
 mod analysis;
 mod collect;

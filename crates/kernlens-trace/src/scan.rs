@@ -168,10 +168,12 @@ pub(crate) enum Step {
     End(Option<Problem>),
 }
 
-/// What the element loop keeps between events of one reader: the fast paths' learned
-/// shapes and structural index, and the cursor's container stack. Call `moved` when the
-/// bytes move.
+/// What the element loop reads with (the event size limit, which events are wanted) and
+/// keeps between events of one reader: the fast paths' learned shapes and structural
+/// index, and the cursor's container stack. Call `moved` when the bytes move.
 pub(crate) struct Fast {
+    max_event_bytes: usize,
+    wanted: Wanted,
     shapes: Shapes,
     carry: Carry,
     /// The open containers of a value being skipped (kept to reuse its allocation).
@@ -181,8 +183,12 @@ pub(crate) struct Fast {
 }
 
 impl Fast {
-    pub(crate) fn new() -> Fast {
+    /// An element loop reading events of at most `limits.max_event_bytes`, handing over
+    /// the `wanted` ones.
+    pub(crate) fn new(limits: &Limits, wanted: Wanted) -> Fast {
         Fast {
+            max_event_bytes: limits.max_event_bytes,
+            wanted,
             shapes: Shapes::default(),
             carry: Carry::new(),
             stack: Vec::new(),
@@ -192,10 +198,10 @@ impl Fast {
 
     /// No fast paths: the cursor reads every event.
     #[cfg(test)]
-    pub(crate) fn cursor_only() -> Fast {
+    pub(crate) fn cursor_only(limits: &Limits, wanted: Wanted) -> Fast {
         Fast {
             on: false,
-            ..Fast::new()
+            ..Fast::new(limits, wanted)
         }
     }
 
@@ -210,8 +216,6 @@ pub(crate) fn step<'a>(
     buf: &'a [u8],
     pos: &mut usize,
     eof: bool,
-    limits: &Limits,
-    wanted: Wanted,
     fast: &mut Fast,
     out: &mut impl Put<'a>,
 ) -> Step {
@@ -232,7 +236,7 @@ pub(crate) fn step<'a>(
             *pos = i + 1;
             Step::End(None)
         }
-        b'{' => object(buf, pos, eof, limits, wanted, fast, out),
+        b'{' => object(buf, pos, eof, fast, out),
         _ => match skip_element(buf, i) {
             Some(end) => {
                 *pos = end;
@@ -251,14 +255,13 @@ fn object<'a>(
     buf: &'a [u8],
     pos: &mut usize,
     eof: bool,
-    limits: &Limits,
-    wanted: Wanted,
     fast: &mut Fast,
     out: &mut impl Put<'a>,
 ) -> Step {
+    let (max_event_bytes, wanted) = (fast.max_event_bytes, fast.wanted);
     let start = *pos;
     let stack = &mut fast.stack;
-    let cap = start.saturating_add(limits.max_event_bytes);
+    let cap = start.saturating_add(max_event_bytes);
     let window_end = buf.len().min(cap);
     let limited = cap <= buf.len();
     let window = &buf[..window_end];
@@ -290,7 +293,7 @@ fn object<'a>(
         }
         Err(JsonError::Eof) => {
             if limited {
-                Step::End(Some(Problem::Exceeds(limits.max_event_bytes)))
+                Step::End(Some(Problem::Exceeds(max_event_bytes)))
             } else if eof {
                 Step::End(Some(Problem::Truncated))
             } else {
@@ -306,7 +309,7 @@ fn object<'a>(
                         "{what} at byte {at} of the object"
                     )))
                 }
-                None if limited => Step::End(Some(Problem::Exceeds(limits.max_event_bytes))),
+                None if limited => Step::End(Some(Problem::Exceeds(max_event_bytes))),
                 None if eof => Step::End(Some(Problem::Truncated)),
                 None => Step::NeedMore,
             }
@@ -406,11 +409,11 @@ mod tests {
     const ANALYSIS: Wanted = Wanted::ANALYSIS;
 
     /// Every step over a whole document (`eof`), rendered.
-    fn steps(doc: &[u8], limits: &Limits, wanted: Wanted, mut fast: Fast) -> Vec<String> {
+    fn steps(doc: &[u8], mut fast: Fast) -> Vec<String> {
         let (mut pos, mut out) = (0, Vec::new());
         let mut events = Vec::new();
         for _ in 0..10_000 {
-            let s = step(doc, &mut pos, true, limits, wanted, &mut fast, &mut events);
+            let s = step(doc, &mut pos, true, &mut fast, &mut events);
             let end = matches!(s, Step::End(_));
             out.push(format!("{s:?} {:?} @{pos}", events.pop()));
             if end {
@@ -428,11 +431,11 @@ mod tests {
         rng: &mut fastrand::Rng,
     ) -> Vec<String> {
         let (mut buf, mut fed, mut base, mut pos) = (Vec::new(), 0, 0, 0);
-        let (mut fast, mut out) = (Fast::new(), Vec::new());
+        let (mut fast, mut out) = (Fast::new(limits, wanted), Vec::new());
         for _ in 0..100_000 {
             let eof = fed == doc.len();
             let mut events = None;
-            match step(&buf, &mut pos, eof, limits, wanted, &mut fast, &mut events) {
+            match step(&buf, &mut pos, eof, &mut fast, &mut events) {
                 Step::NeedMore => {
                     buf.drain(..pos);
                     base += pos;
@@ -472,9 +475,9 @@ mod tests {
             doc.extend_from_slice(hidden);
             doc.extend_from_slice(b"\"cat\":\"kernel\"}]");
             let limits = Limits::new(1 << 20, 100);
-            let want = steps(&doc, &limits, ALL, Fast::cursor_only());
+            let want = steps(&doc, Fast::cursor_only(&limits, ALL));
             assert!(want[0].starts_with("Event(true) Some"), "{want:?}");
-            assert_eq!(steps(&doc, &limits, ALL, Fast::new()), want);
+            assert_eq!(steps(&doc, Fast::new(&limits, ALL)), want);
         }
     }
 
@@ -536,9 +539,9 @@ mod tests {
             };
             let limits = Limits::new(1 << 20, max_event);
             for wanted in [ALL, ANALYSIS] {
-                let want = steps(&doc, &limits, wanted, Fast::cursor_only());
+                let want = steps(&doc, Fast::cursor_only(&limits, wanted));
                 let text = String::from_utf8_lossy(&doc);
-                assert_eq!(steps(&doc, &limits, wanted, Fast::new()), want, "{text}");
+                assert_eq!(steps(&doc, Fast::new(&limits, wanted)), want, "{text}");
                 assert_eq!(
                     steps_streamed(&doc, &limits, wanted, &mut rng),
                     want,

@@ -80,7 +80,7 @@ pub(crate) fn scan<'a>(
         ended: false,
     };
     let mut pos = start;
-    let mut fast = scan::Fast::new();
+    let mut fast = scan::Fast::new(limits, wanted);
     loop {
         while pos < buf.len() && matches!(buf[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
             pos += 1;
@@ -91,7 +91,7 @@ pub(crate) fn scan<'a>(
         }
         let n = r.count;
         let before = pos;
-        match scan::step(buf, &mut pos, eof, limits, wanted, &mut fast, &mut r.events) {
+        match scan::step(buf, &mut pos, eof, &mut fast, &mut r.events) {
             Step::Event(kept) => {
                 r.count += 1;
                 if let (true, Some(ev)) = (kept, r.events.last()) {

@@ -180,7 +180,7 @@ fn parse_stream(
     let wanted = sink.wanted();
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
-    let mut fast = scan::Fast::new();
+    let mut fast = scan::Fast::new(limits, wanted);
     // Pulls at least `want` more bytes (or reaches the end).
     let pull = |buf: &mut Vec<u8>, eof: &mut bool, log: &mut ErrorLog, n: u64, want: usize| {
         let target = buf.len().saturating_add(want.max(1));
@@ -214,7 +214,7 @@ fn parse_stream(
         let n = sink.count();
         let start = pos;
         let mut one = None;
-        match scan::step(&buf, &mut pos, eof, limits, wanted, &mut fast, &mut one) {
+        match scan::step(&buf, &mut pos, eof, &mut fast, &mut one) {
             Step::Event(_) => {
                 // `step` skipped separators before the object; its text starts at `{`.
                 let from = buf[start..pos]
