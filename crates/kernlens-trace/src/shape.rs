@@ -319,42 +319,29 @@ impl<'a> Found<'a> {
         };
         let dim3 =
             |r: [Role; 3]| -> Option<[i64; 3]> { Some([int(r[0])?, int(r[1])?, int(r[2])?]) };
-        // The category's filter, as the parser applies it to `args`.
+        // The category's filter, the parser's (member.rs), applied to `args`.
         let args = if matches!(cat, Cat::Other | Cat::Flow) {
             Args::default()
         } else {
-            let kernel = cat == Cat::Kernel;
-            let cpu_op = cat == Cat::CpuOp;
+            let kept = |m: Member| m.kept_for(cat);
             Args {
                 correlation: int(Role::Correlation),
                 external_id: int(Role::ExternalId),
-                device: if cat.is_gpu() {
-                    int(Role::Device)
-                } else {
-                    None
-                },
-                grid: if kernel {
-                    dim3([Role::Grid0, Role::Grid1, Role::Grid2])
-                } else {
-                    None
-                },
-                block: if kernel {
-                    dim3([Role::Block0, Role::Block1, Role::Block2])
-                } else {
-                    None
-                },
+                device: kept(Member::Device).then(|| int(Role::Device)).flatten(),
+                grid: kept(Member::Grid)
+                    .then(|| dim3([Role::Grid0, Role::Grid1, Role::Grid2]))
+                    .flatten(),
+                block: kept(Member::Block)
+                    .then(|| dim3([Role::Block0, Role::Block1, Role::Block2]))
+                    .flatten(),
                 input_dims: None,
                 input_type: None,
-                kernel_file: if cpu_op {
-                    string(Role::KernelFile)
-                } else {
-                    None
-                },
-                kernel_backend: if cpu_op {
-                    string(Role::KernelBackend)
-                } else {
-                    None
-                },
+                kernel_file: kept(Member::KernelFile)
+                    .then(|| string(Role::KernelFile))
+                    .flatten(),
+                kernel_backend: kept(Member::KernelBackend)
+                    .then(|| string(Role::KernelBackend))
+                    .flatten(),
             }
         };
         Some(assemble(&top, cat, args))
