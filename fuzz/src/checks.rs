@@ -46,9 +46,12 @@ pub fn trace_event(data: &[u8]) {
     check_trace(&doc);
 }
 
-fn run_trace(source: &TraceSource, opts: &Options, what: &str) -> Analysis {
+/// The analysis, or `None` when the input is no trace at all (`NotATrace`, the one error
+/// content may give); any other error is a failure.
+fn run_trace(source: &TraceSource, opts: &Options, what: &str) -> Option<Analysis> {
     match analyze(source, opts) {
-        Ok(a) => a,
+        Ok(a) => Some(a),
+        Err(kernlens_trace::TraceError::NotATrace { .. }) => None,
         Err(e) => panic!("{what}: bad content must be recovered, not an Err: {e}"),
     }
 }
@@ -56,11 +59,34 @@ fn run_trace(source: &TraceSource, opts: &Options, what: &str) -> Analysis {
 fn check_trace(data: &[u8]) -> u64 {
     let mut opts = Options::default();
     opts.threads = Some(1);
-    let plain = run_trace(
+    let Some(plain) = run_trace(
         &TraceSource::from_bytes("fuzz.json", data.to_vec()),
         &opts,
         "in place",
-    );
+    ) else {
+        // Every way of reading it agrees that it is no trace.
+        let streamed = TraceSource::from_reader("fuzz.json", Cursor::new(data.to_vec()));
+        assert!(
+            run_trace(&streamed, &opts, "streamed").is_none(),
+            "streamed read found a trace"
+        );
+        if !data.starts_with(&GZIP_MAGIC) {
+            let gz = TraceSource::from_bytes("fuzz.json", gzip(data));
+            assert!(
+                run_trace(&gz, &opts, "gzip").is_none(),
+                "gzip read found a trace"
+            );
+        }
+        let coverage = graph_coverage(
+            &TraceSource::from_bytes("fuzz.json", data.to_vec()),
+            &Limits::default(),
+        );
+        assert!(
+            matches!(coverage, Err(kernlens_trace::TraceError::NotATrace { .. })),
+            "graph_coverage disagrees with analyze on a non-trace"
+        );
+        return 0;
+    };
     // Every complete object ends in a `}` of the (decompressed) input.
     let decompressed = if data.starts_with(&GZIP_MAGIC) {
         gunzip_lossy(data)
@@ -83,7 +109,8 @@ fn check_trace(data: &[u8]) -> u64 {
         &TraceSource::from_reader("fuzz.json", Cursor::new(data.to_vec())),
         &opts,
         "streamed",
-    );
+    )
+    .unwrap_or_else(|| panic!("the streamed read found no trace"));
     assert_eq!(
         streamed.to_json().to_string(),
         plain_json,
@@ -92,7 +119,8 @@ fn check_trace(data: &[u8]) -> u64 {
 
     if !data.starts_with(&GZIP_MAGIC) {
         let gz = gzip(data);
-        let zipped = run_trace(&TraceSource::from_bytes("fuzz.json", gz), &opts, "gzip");
+        let zipped = run_trace(&TraceSource::from_bytes("fuzz.json", gz), &opts, "gzip")
+            .unwrap_or_else(|| panic!("the gzip read found no trace"));
         assert_eq!(
             zipped.to_json().to_string(),
             plain_json,
@@ -128,7 +156,8 @@ fn check_trace(data: &[u8]) -> u64 {
         &TraceSource::from_bytes("fuzz.json", data.to_vec()),
         &tight,
         "tight limits",
-    );
+    )
+    .unwrap_or_else(|| panic!("tight limits found no trace"));
     assert!(bounded.event_total <= plain.event_total.max(closers));
     assert!(bounded.launches().count() as u64 <= bounded.event_total);
     plain.event_total

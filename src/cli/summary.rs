@@ -20,6 +20,9 @@ pub struct Args {
     /// Analyse every rank of a directory in parallel and report the busy% spread.
     #[arg(long)]
     all_ranks: bool,
+    /// With --all-ranks, for a rank with several capture cycles (files): the latest, or all.
+    #[arg(long, value_name = "latest|all", requires = "all_ranks", value_parser = cycle_choice)]
+    cycle: Option<kernlens_trace::Cycles>,
     /// JSON: the kernlens.summary/1 document (kernlens.ranks/1 with --all-ranks).
     #[command(flatten)]
     format: Format,
@@ -54,6 +57,15 @@ impl LimitArgs {
     }
 }
 
+/// Maps a `--cycle` value onto the library's choice (a bad value is a usage error).
+fn cycle_choice(spec: &str) -> Result<kernlens_trace::Cycles, String> {
+    match spec {
+        "latest" => Ok(kernlens_trace::Cycles::Latest),
+        "all" => Ok(kernlens_trace::Cycles::All),
+        _ => Err("expected latest or all".to_string()),
+    }
+}
+
 /// Maps a `--window` value onto the library's window mode (a bad value is a usage error).
 pub fn window_mode(spec: &str) -> Result<WindowMode, String> {
     Ok(match spec {
@@ -81,6 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     opts.top_k = args.top;
     opts.window = args.window;
     opts.limits = args.limits.limits();
+    opts.cycles = args.cycle.unwrap_or_default();
     if args.all_ranks {
         return all_ranks(&args, &opts);
     }
@@ -107,6 +120,17 @@ fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
     args.format.write(&report.to_json(), || {
         use std::fmt::Write;
         let mut o = format!("{} rank(s) under {}\n", report.ranks.len(), report.input);
+        if report
+            .ranks
+            .iter()
+            .any(|r| r.result.as_ref().is_ok_and(|a| a.cycles > 1))
+        {
+            let which = match report.cycles {
+                kernlens_trace::Cycles::All => "every capture file of a rank is read, one line each",
+                _ => "ranks have several capture files; the latest of each is read (--cycle all reads every one)",
+            };
+            let _ = writeln!(o, "cycles: {which}");
+        }
         let _ = writeln!(
             o,
             "{:>6} {:>8} {:>8} {:>9}  trace",
@@ -180,6 +204,18 @@ pub fn render(a: &Analysis) -> String {
         "trace        {} ({} events)",
         a.trace_file, a.event_total
     );
+    if a.cycles > 1 {
+        let latest = if a.cycle == a.cycles {
+            " (the latest)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            o,
+            "cycles       cycle {} of {} capture files of this rank{latest}; --all-ranks --cycle all reads each",
+            a.cycle, a.cycles
+        );
+    }
     if let Some(w) = &a.window {
         let _ = writeln!(
             o,

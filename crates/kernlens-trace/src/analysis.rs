@@ -40,6 +40,10 @@ pub struct Analysis {
     pub rank_count: usize,
     /// The chosen file is a capture sidecar.
     pub selected_capture_fragment: bool,
+    /// Capture cycles (files) of the analysed rank in a directory input (1 otherwise).
+    pub cycles: usize,
+    /// Which cycle was analysed: 1-based, in capture order.
+    pub cycle: usize,
     /// Busy/idle.
     pub timeline: Timeline,
     /// Graph-replay coverage (whole trace).
@@ -223,6 +227,8 @@ pub(crate) fn build(
         analyzed_rank: source.analyzed_rank(),
         rank_count: source.rank_count(),
         selected_capture_fragment: source.selected_capture_fragment(),
+        cycles: source.cycles(),
+        cycle: source.cycle(),
         timeline,
         graph,
         attribution,

@@ -1,10 +1,9 @@
 //! The sequential fold: parsed events (in file order) become compact records, link maps
 //! and interned names. Nothing here looks at an event twice.
 
-use crate::event::{Cat, Dim3, Event, IdRaw, IdVal, Wanted, normalize_dtypes, normalize_shapes};
+use crate::event::{Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
 use crate::intern::{Interner, Map, Set, StrInterner};
 use crate::json::RawStr;
-use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 
 /// `u32::MAX` marks "none" in the compact id fields.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -164,11 +163,11 @@ fn meta_id(o: &mut Collected, args: &crate::event::Args<'_>) -> u32 {
     id
 }
 
-/// Folds events into [`Collected`], handing the observer what it asked for.
-pub(crate) struct Collector<'o> {
+/// Folds events into [`Collected`]. What the read serves beside the fold (an observer, a
+/// progress sink) is held by the reader (`read::Feed`), not here.
+#[derive(Default)]
+pub(crate) struct Collector {
     pub(crate) out: Collected,
-    observer: Option<&'o mut dyn EventObserver>,
-    progress: Option<&'o mut dyn ProgressSink>,
 }
 
 /// Whether `name` is `ProfilerStep#<digits>`.
@@ -177,35 +176,7 @@ pub(crate) fn is_profiler_step(name: &[u8]) -> bool {
         .is_some_and(|d| !d.is_empty() && d.iter().all(u8::is_ascii_digit))
 }
 
-impl<'o> Collector<'o> {
-    pub(crate) fn new(observer: Option<&'o mut dyn EventObserver>) -> Self {
-        Collector {
-            out: Collected::default(),
-            observer,
-            progress: None,
-        }
-    }
-
-    /// The same collector, reporting read progress to `progress`.
-    pub(crate) fn with_progress(mut self, progress: Option<&'o mut dyn ProgressSink>) -> Self {
-        self.progress = progress;
-        self
-    }
-
-    pub(crate) fn progress(&mut self, done: u64, total: Option<u64>) {
-        if let Some(p) = self.progress.as_deref_mut() {
-            p.progress(done, total);
-        }
-    }
-
-    /// What the parser must hand over: `python_function` events only for an observer.
-    pub(crate) fn wanted(&self) -> Wanted {
-        Wanted {
-            python_functions: self.observer.is_some(),
-            everything: false,
-        }
-    }
-
+impl Collector {
     /// Counts an event analysis does not use.
     pub(crate) fn skip(&mut self) {
         self.out.event_total += 1;
@@ -213,12 +184,6 @@ impl<'o> Collector<'o> {
 
     pub(crate) fn fold(&mut self, ev: Event<'_>) {
         self.fold_named(ev, NO_NAME, &mut Lazy::new(&[]));
-    }
-
-    /// Whether the reader may digest GPU events itself ([`Digest`]): not when an observer
-    /// must see every event as it is folded.
-    pub(crate) fn digests(&self) -> bool {
-        self.observer.is_none()
     }
 
     /// Folds a GPU record the reader digested: its name, stream and geometry are the
@@ -262,28 +227,6 @@ impl<'o> Collector<'o> {
         } else {
             std::borrow::Cow::Borrowed(ev.name.raw)
         };
-        if let Some(obs) = self.observer.as_deref_mut() {
-            let name = ev.name.decode();
-            let cat = match ev.cat {
-                Cat::Kernel => Some("kernel"),
-                Cat::Runtime => Some("cuda_runtime"),
-                Cat::Driver => Some("cuda_driver"),
-                Cat::PythonFunction => Some("python_function"),
-                _ => None,
-            };
-            if let Some(cat) = cat {
-                let (pid, tid) = (ev.pid.decode(), ev.tid.decode());
-                obs.observe(&ObservedEvent {
-                    cat,
-                    name: &name,
-                    pid: TraceId::from(&pid),
-                    tid: TraceId::from(&tid),
-                    ts_ns: ev.ts,
-                    dur_ns: ev.dur,
-                    correlation: ev.args.correlation,
-                });
-            }
-        }
         match ev.cat {
             Cat::Runtime | Cat::Driver => {
                 let Some(corr) = ev.args.correlation else {

@@ -36,6 +36,14 @@ pub enum TraceError {
         /// The source's label.
         label: String,
     },
+    /// The input is neither a Kineto trace (an object with a top-level `traceEvents`
+    /// array) nor Chrome's JSON Array Format (`[ {event}, … ]`): a Markdown file, an
+    /// unrelated JSON document, an empty file.
+    #[error("not a Kineto trace (no traceEvents array)")]
+    NotATrace {
+        /// The file or source label.
+        path: String,
+    },
     /// A steady-state window was asked for and the trace has none.
     #[error("no repeating step window found in '{label}'")]
     NoWindow {

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use crate::json::{Cursor, JsonError, JsonRead, RawStr, Scalar, Value, parse_int, value};
+use crate::member::Member;
 use crate::number::micros_text_to_ns;
 
 /// The event categories the reader routes on (trace.md §7).
@@ -179,16 +180,16 @@ pub(crate) fn parse_event<'a, R: JsonRead<'a>>(
             let slot = if key.escaped {
                 None
             } else {
-                match key.raw {
-                    b"ph" => Some(&mut top.ph),
-                    b"cat" => Some(&mut top.cat_raw),
-                    b"name" => Some(&mut top.name),
-                    b"pid" => Some(&mut top.pid),
-                    b"tid" => Some(&mut top.tid),
-                    b"ts" => Some(&mut top.ts),
-                    b"dur" => Some(&mut top.dur),
-                    b"id" => Some(&mut top.id),
-                    b"args" => {
+                match Member::from_key(key.raw) {
+                    Some(Member::Ph) => Some(&mut top.ph),
+                    Some(Member::Cat) => Some(&mut top.cat_raw),
+                    Some(Member::Name) => Some(&mut top.name),
+                    Some(Member::Pid) => Some(&mut top.pid),
+                    Some(Member::Tid) => Some(&mut top.tid),
+                    Some(Member::Ts) => Some(&mut top.ts),
+                    Some(Member::Dur) => Some(&mut top.dur),
+                    Some(Member::Id) => Some(&mut top.id),
+                    Some(Member::Args) => {
                         // Kineto writes `cat` before `args`: then args are read once, in
                         // place; otherwise their text is kept and read after the object.
                         if cat.is_none() && top.cat_raw.is_some() {
@@ -330,16 +331,16 @@ fn read_args<'a, R: JsonRead<'a>>(
             Cow::Borrowed(key.raw)
         };
         let v = value(c, stack)?;
-        match &*key_text {
-            b"correlation" => a.correlation = v.as_int(),
-            b"External id" => a.external_id = v.as_int(),
-            b"device" if cat.is_gpu() => a.device = v.as_int(),
-            b"grid" if cat == Cat::Kernel => a.grid = dim3(v),
-            b"block" if cat == Cat::Kernel => a.block = dim3(v),
-            b"Input Dims" if cat == Cat::CpuOp => a.input_dims = container(v, b'['),
-            b"Input type" if cat == Cat::CpuOp => a.input_type = container(v, b'['),
-            b"kernel_file" if cat == Cat::CpuOp => a.kernel_file = string(v),
-            b"kernel_backend" if cat == Cat::CpuOp => a.kernel_backend = string(v),
+        match Member::from_arg_key(&key_text).filter(|m| m.kept_for(cat)) {
+            Some(Member::Correlation) => a.correlation = v.as_int(),
+            Some(Member::ExternalId) => a.external_id = v.as_int(),
+            Some(Member::Device) => a.device = v.as_int(),
+            Some(Member::Grid) => a.grid = dim3(v),
+            Some(Member::Block) => a.block = dim3(v),
+            Some(Member::InputDims) => a.input_dims = container(v, b'['),
+            Some(Member::InputType) => a.input_type = container(v, b'['),
+            Some(Member::KernelFile) => a.kernel_file = string(v),
+            Some(Member::KernelBackend) => a.kernel_backend = string(v),
             _ => {}
         }
         if !c.next_or_close(b'}')? {

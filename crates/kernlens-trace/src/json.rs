@@ -598,6 +598,104 @@ pub(crate) fn parse_int(t: &[u8]) -> Option<i64> {
     if negative { Some(v) } else { v.checked_neg() }
 }
 
+/// The position after the `}` matching the `{` at `start`, respecting strings.
+pub(crate) fn match_braces(buf: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < buf.len() {
+        match buf[i] {
+            b'"' => i = string_end(buf, i)?,
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Index of the closing quote of the string opened at `open`.
+pub(crate) fn string_end(buf: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    loop {
+        // Not memchr: xtask's scaler compiles this file without that crate, and this
+        // only runs when recovering from a malformed event or walking the prefix.
+        let off = buf[i..].iter().position(|&b| b == b'"' || b == b'\\')?;
+        i += off;
+        if buf[i] == b'\\' {
+            i += 2;
+            if i > buf.len() {
+                return None;
+            }
+        } else {
+            return Some(i);
+        }
+    }
+}
+
+/// Skips a non-object element to the next top-level `,` or `]` (which is not consumed).
+pub(crate) fn skip_element(buf: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < buf.len() {
+        match buf[i] {
+            b'"' => i = string_end(buf, i)?,
+            b'{' | b'[' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            b']' if depth == 0 => return Some(i),
+            b']' => depth -= 1,
+            b',' if depth == 0 => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A top-level member found before `traceEvents`: where its name starts, its value's
+/// range, and where the next member starts (None when no valid separator follows).
+pub(crate) struct PrefixMember {
+    pub(crate) name_at: usize,
+    pub(crate) value: (usize, usize),
+    pub(crate) next_at: Option<usize>,
+}
+
+/// Walks the top-level members that precede `traceEvents` until `member`.
+pub(crate) fn find_prefix_member(prefix: &[u8], member: &str) -> Option<PrefixMember> {
+    let start = prefix.iter().position(|&b| b == b'{')?;
+    let mut c = Cursor::new(prefix, start);
+    let mut stack = Vec::new();
+    if !c.open(b'{', b'}').ok()? {
+        return None;
+    }
+    loop {
+        let name_at = c.i;
+        let key = c.key().ok()?;
+        if key.eq_str("traceEvents") {
+            return None;
+        }
+        let value_at = c.i;
+        c.skip_value(&mut stack).ok()?;
+        let value = (value_at, c.i);
+        let more = c.next_or_close(b'}');
+        if key.eq_str(member) {
+            return Some(PrefixMember {
+                name_at,
+                value,
+                next_at: more.is_ok().then_some(c.i),
+            });
+        }
+        if !more.ok()? {
+            return None;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,8 +28,9 @@
 //! ## How it reads
 //!
 //! Data flows one way: bytes → borrowed events → compact records → aggregates → report.
-//! An uncompressed file is memory-mapped and cut into regions parsed in parallel; names
-//! borrow from the map. Gzip (detected by magic bytes) and stdin stream through a
+//! An uncompressed file is read with positioned reads into reused buffers, cut into
+//! regions parsed in parallel; names borrow from those buffers (a memory map would kill
+//! the process with SIGBUS if the file shrank while read). Gzip (detected by magic bytes) and stdin stream through a
 //! bounded two-thread pipeline (one thread decompresses, one parses). Either way every
 //! event is folded in file order, so results are identical for any thread count.
 //!
@@ -57,6 +58,21 @@
 //!
 //! Bad content is never an error: it is recovered and reported in
 //! [`Analysis::stream_errors`] with the documented messages, keeping every complete event.
+//! The one error content can give is [`TraceError::NotATrace`], for input that is neither
+//! a Kineto object nor Chrome's JSON Array Format.
+//!
+//! ## Where the read path lives
+//!
+//! - `read/mod.rs`: one read of a source, planned once (`ReadPlan`): source dispatch and
+//!   gzip sniffing, the head (`scan::locate_array`), and `Feed`, which holds the fold
+//!   together with the observer and progress sink the reader serves;
+//! - `read/parallel.rs`: a plain input in regions, read with `pread` into reused buffers
+//!   and scanned in parallel; `read/region.rs`: one region's scan and its in-order fold;
+//! - `read/stream.rs`: gzip and stdin through the two-thread pipeline; `read/gzip.rs`:
+//!   gzip members and what follows the last one;
+//! - `scan.rs`: locating the array and the element loop; `problem.rs`: the stream-error
+//!   texts; `json.rs`: the cursor and JSON helpers; `member.rs`: the Kineto members the
+//!   parser (`event.rs`) and the shapes (`shape.rs`) read; `collect.rs`: the fold.
 
 mod analysis;
 mod collect;
@@ -69,10 +85,12 @@ mod graph;
 mod intern;
 mod json;
 mod launch;
+mod member;
 mod number;
 mod observe;
 mod options;
 mod overlap;
+mod problem;
 mod provenance;
 mod ranks;
 mod read;
@@ -92,7 +110,7 @@ pub use error::TraceError;
 pub use launch::LaunchRecord;
 pub use number::micros_text_to_ns;
 pub use observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
-pub use options::{Limits, Options, StepSource, TimeWindow, WindowMode};
+pub use options::{Cycles, Limits, Options, StepSource, TimeWindow, WindowMode};
 pub use ranks::{BusySpread, FailedRank, RANKS_SCHEMA, RankEntry, RankReport, analyze_all_ranks};
 pub use report::{
     Attribution, Categories, ChunkProvenance, ChunkWindow, DeviceTimeline, GraphCoverage,
@@ -102,15 +120,83 @@ pub use report::{
 pub use source::TraceSource;
 pub use split::{SplitOptions, SplitReport, split, split_window};
 
-use collect::Collector;
-
-/// Analyses a trace in one pass.
+/// Analyses a trace in one pass: the common case. [`TraceReader`] adds an observer or a
+/// progress sink.
 pub fn analyze(source: &TraceSource, opts: &Options) -> Result<Analysis, TraceError> {
     run(source, opts, None)
 }
 
+/// One analysis with what [`analyze`] leaves out: an [`EventObserver`] that sees the
+/// kernel, launch and `python_function` events in the same pass, and a [`ProgressSink`].
+///
+/// ```
+/// use kernlens_trace::{Options, TraceReader, TraceSource};
+///
+/// let trace = br#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2}]}"#;
+/// struct Names(Vec<String>);
+/// impl kernlens_trace::EventObserver for Names {
+///     fn observe(&mut self, ev: &kernlens_trace::ObservedEvent<'_>) {
+///         self.0.push(ev.name.to_string());
+///     }
+/// }
+/// let mut names = Names(Vec::new());
+/// let analysis = TraceReader::new(TraceSource::from_bytes("t.json", trace.to_vec()))
+///     .with_options(Options::default().with_top_k(0))
+///     .with_observer(&mut names)
+///     .analyze()?;
+/// assert_eq!(analysis.kernels.len(), 1);
+/// assert_eq!(names.0, ["k"]);
+/// # Ok::<(), kernlens_trace::TraceError>(())
+/// ```
+pub struct TraceReader<'a> {
+    source: TraceSource,
+    options: Options,
+    observer: Option<&'a mut dyn EventObserver>,
+    progress: Option<&'a mut dyn ProgressSink>,
+}
+
+impl<'a> TraceReader<'a> {
+    /// A read of `source` with the default options, no observer and no progress.
+    pub fn new(source: TraceSource) -> Self {
+        TraceReader {
+            source,
+            options: Options::default(),
+            observer: None,
+            progress: None,
+        }
+    }
+
+    /// The analysis options.
+    pub fn with_options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Hands `observer` every kernel, launch and `python_function` event, in file order.
+    pub fn with_observer(mut self, observer: &'a mut dyn EventObserver) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Reports read progress to `progress`.
+    pub fn with_progress(mut self, progress: &'a mut dyn ProgressSink) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Reads the source once and builds the analysis.
+    pub fn analyze(self) -> Result<Analysis, TraceError> {
+        run_with(
+            &self.source,
+            &self.options,
+            read::Feed::new(self.observer).with_progress(self.progress),
+        )
+    }
+}
+
 /// Analyses a trace in one pass and hands `observer` every kernel, launch
-/// (`cuda_runtime`/`cuda_driver`) and `python_function` event, in file order.
+/// (`cuda_runtime`/`cuda_driver`) and `python_function` event, in file order (what
+/// [`TraceReader::with_observer`] does, for a borrowed source).
 pub fn analyze_observed(
     source: &TraceSource,
     opts: &Options,
@@ -120,7 +206,8 @@ pub fn analyze_observed(
 }
 
 /// [`analyze_observed`] with an optional observer and an optional progress sink, for
-/// front ends that show how far a long read has come.
+/// front ends that show how far a long read has come ([`TraceReader`], for a borrowed
+/// source).
 pub fn analyze_with_progress<'a>(
     source: &TraceSource,
     opts: &Options,
@@ -130,7 +217,7 @@ pub fn analyze_with_progress<'a>(
     run_with(
         source,
         opts,
-        Collector::new(observer).with_progress(Some(progress)),
+        read::Feed::new(observer).with_progress(Some(progress)),
     )
 }
 
@@ -139,13 +226,13 @@ fn run(
     opts: &Options,
     observer: Option<&mut dyn EventObserver>,
 ) -> Result<Analysis, TraceError> {
-    run_with(source, opts, Collector::new(observer))
+    run_with(source, opts, read::Feed::new(observer))
 }
 
 fn run_with(
     source: &TraceSource,
     opts: &Options,
-    collector: Collector<'_>,
+    collector: read::Feed<'_>,
 ) -> Result<Analysis, TraceError> {
     read_analysis(source, opts, collector).map(|(analysis, _)| analysis)
 }
@@ -156,17 +243,21 @@ fn run_with(
 pub(crate) fn read_analysis(
     source: &TraceSource,
     opts: &Options,
-    collector: Collector<'_>,
+    collector: read::Feed<'_>,
 ) -> Result<(Analysis, Option<String>), TraceError> {
     let mut collector = collector;
-    let out = read::read(source, &opts.limits, opts.threads, &mut collector)?;
+    let out = read::read(
+        source,
+        &read::ReadPlan::new(&opts.limits, opts.threads),
+        &mut collector,
+    )?;
     let unusable = if !out.array_found {
         Some(if out.stream_errors.is_empty() {
             "no traceEvents array".to_string()
         } else {
             out.stream_errors.join("; ")
         })
-    } else if collector.out.gpu.is_empty() {
+    } else if collector.fold.out.gpu.is_empty() {
         Some("no GPU events in its traceEvents array, so busy% is undefined".to_string())
     } else {
         None
@@ -174,7 +265,7 @@ pub(crate) fn read_analysis(
     let analysis = analysis::build(
         source,
         opts,
-        collector.out,
+        collector.fold.out,
         out.stream_errors,
         out.provenance,
     );
@@ -196,10 +287,10 @@ pub struct CoverageReport {
 
 /// Computes only the graph-coverage block of a trace.
 pub fn graph_coverage(source: &TraceSource, limits: &Limits) -> Result<CoverageReport, TraceError> {
-    let mut collector = Collector::new(None);
-    let out = read::read(source, limits, None, &mut collector)?;
+    let mut collector = read::Feed::new(None);
+    let out = read::read(source, &read::ReadPlan::new(limits, None), &mut collector)?;
     Ok(CoverageReport {
-        graph: graph::coverage(&collector.out),
+        graph: graph::coverage(&collector.fold.out),
         provenance: out.provenance,
         stream_errors: out.stream_errors,
     })

@@ -108,7 +108,10 @@ fn exact_micros(text: &[u8]) -> Option<i64> {
     if i != rest.len() {
         return None;
     }
-    // value = digits × 10^(exponent + 3 − frac_len) ns, digits = int ++ frac.
+    // value = digits × 10^(exponent + 3 − frac_len) ns, digits = int ++ frac. The
+    // magnitude may reach 2^63, which is i64::MIN when negative; `try_from` below refuses
+    // it when positive.
+    let limit = i128::from(i64::MAX) + 1;
     let shift = exponent + 3 - frac_digits.len() as i64;
     let digits = int_digits.iter().chain(frac_digits.iter()).copied();
     let total = int_digits.len() + frac_digits.len();
@@ -116,7 +119,7 @@ fn exact_micros(text: &[u8]) -> Option<i64> {
         let mut acc: i128 = 0;
         for d in digits {
             acc = acc * 10 + i128::from(d - b'0');
-            if acc > i128::from(i64::MAX) {
+            if acc > limit {
                 return None;
             }
         }
@@ -125,7 +128,7 @@ fn exact_micros(text: &[u8]) -> Option<i64> {
         } else {
             for _ in 0..shift {
                 acc *= 10;
-                if acc > i128::from(i64::MAX) {
+                if acc > limit {
                     return None;
                 }
             }
@@ -147,7 +150,7 @@ fn exact_micros(text: &[u8]) -> Option<i64> {
                     break;
                 }
                 acc = acc * 10 + i128::from(d - b'0');
-                if acc > i128::from(i64::MAX) {
+                if acc > limit {
                     return None;
                 }
             }
@@ -182,6 +185,15 @@ mod tests {
         assert_eq!(ns(b"0"), Some(0));
         assert_eq!(ns(b"0e999999999"), Some(0));
         assert_eq!(ns(b"12"), Some(12_000));
+    }
+
+    #[test]
+    fn the_extremes_of_i64_are_values() {
+        assert_eq!(ns(b"-9223372036854775.808"), Some(i64::MIN));
+        assert_eq!(ns(b"-9223372036854775808e-3"), Some(i64::MIN));
+        assert_eq!(ns(b"9223372036854775.807"), Some(i64::MAX));
+        assert_eq!(ns(b"9223372036854775.808"), None);
+        assert_eq!(ns(b"-9223372036854775.809"), None);
     }
 
     #[test]

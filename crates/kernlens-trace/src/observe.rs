@@ -61,7 +61,7 @@ pub trait EventObserver {
 
 /// Receives read progress during the pass, on the thread that called the analysis.
 ///
-/// `done` and `total` are bytes of the input as stored: the mapped file for plain
+/// `done` and `total` are bytes of the input as stored: the file for plain
 /// traces, the compressed file for gzip ones; `total` is None for a stream of unknown
 /// length (stdin). Calls are a few per megabyte at most, so a sink may redraw a bar.
 pub trait ProgressSink {

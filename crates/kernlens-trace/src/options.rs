@@ -140,6 +140,18 @@ impl WindowMode {
     }
 }
 
+/// Which capture cycles all-ranks mode reads when a rank has several files (several
+/// capture cycles, as `tensorboard_trace_handler` with `repeat` writes them; trace.md §4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Cycles {
+    /// One entry per rank: its latest capture.
+    #[default]
+    Latest,
+    /// One entry per file, in capture order within each rank.
+    All,
+}
+
 /// Options of [`crate::analyze`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -156,6 +168,8 @@ pub struct Options {
     pub limits: Limits,
     /// Extra kernel-name substrings counted as communication (§11.3).
     pub extra_comm_patterns: Vec<String>,
+    /// All-ranks mode: which capture cycles of a rank are read (default the latest).
+    pub cycles: Cycles,
 }
 
 impl Default for Options {
@@ -167,6 +181,51 @@ impl Default for Options {
             window: WindowMode::Full,
             limits: Limits::default(),
             extra_comm_patterns: Vec::new(),
+            cycles: Cycles::Latest,
         }
+    }
+}
+
+impl Options {
+    /// Rows kept per table (0 keeps all).
+    pub fn with_top_k(mut self, top_k: usize) -> Self {
+        self.top_k = top_k;
+        self
+    }
+
+    /// Keep per-kernel launch records.
+    pub fn with_launches(mut self, emit: bool) -> Self {
+        self.emit_launches = emit;
+        self
+    }
+
+    /// Worker threads (None: rayon's default).
+    pub fn with_threads(mut self, threads: Option<usize>) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Which part of the trace to aggregate.
+    pub fn with_window(mut self, window: WindowMode) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// Input bounds.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Extra kernel-name substrings counted as communication.
+    pub fn with_comm_patterns(mut self, patterns: Vec<String>) -> Self {
+        self.extra_comm_patterns = patterns;
+        self
+    }
+
+    /// All-ranks mode: which capture cycles of a rank are read.
+    pub fn with_cycles(mut self, cycles: Cycles) -> Self {
+        self.cycles = cycles;
+        self
     }
 }

@@ -100,6 +100,12 @@ fn source_graph(value: Option<&Value>) -> Result<GraphCoverage, String> {
         .map_err(|e| format!("source_graph is malformed ({e})"))
 }
 
+/// Reads the `kernlens` member of the top-level object, if it precedes `traceEvents`.
+pub(crate) fn prefix_member<'a>(prefix: &'a [u8], member: &str) -> Option<&'a [u8]> {
+    let m = crate::json::find_prefix_member(prefix, member)?;
+    prefix.get(m.value.0..m.value.1)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -7,9 +7,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::Analysis;
-use crate::collect::Collector;
 use crate::error::TraceError;
-use crate::options::Options;
+use crate::options::{Cycles, Options};
+use crate::read;
 use crate::select::{self, Candidate, Selection};
 use crate::source::TraceSource;
 
@@ -63,6 +63,8 @@ pub struct RankReport {
     pub ranks: Vec<RankEntry>,
     /// The busy% spread; None when no rank succeeded.
     pub spread: Option<BusySpread>,
+    /// Which capture cycles of each rank were read.
+    pub cycles: Cycles,
 }
 
 /// The schema of [`RankReport::to_json`].
@@ -88,9 +90,14 @@ impl RankReport {
                 })
             })
             .collect();
+        let cycle = match self.cycles {
+            Cycles::Latest => "latest",
+            Cycles::All => "all",
+        };
         serde_json::json!({
             "schema": RANKS_SCHEMA,
             "input": self.input,
+            "cycle": cycle,
             "rank_count": self.ranks.len(),
             "ranks": ok,
             "failed": failed,
@@ -110,7 +117,7 @@ enum Planned {
 /// The file of each distinct rank: the largest per rank (ties: greater name), `merged-*`
 /// and sidecars excluded, then the files whose rank tag is not a number (by path); without
 /// any rank tag, the one file §4.2 would choose.
-fn rank_files(dir: &Path) -> Result<Vec<Planned>, TraceError> {
+fn rank_files(dir: &Path, which: Cycles) -> Result<Vec<Planned>, TraceError> {
     let all = select::candidates(dir)?;
     let eligible = |c: &&Candidate| !c.sidecar && !c.name.starts_with("merged-");
     let mut ranked: Vec<&Candidate> = all
@@ -126,20 +133,34 @@ fn rank_files(dir: &Path) -> Result<Vec<Planned>, TraceError> {
     if ranked.is_empty() && bad.is_empty() {
         return Ok(vec![Planned::Analyse(select::select(dir)?)]);
     }
-    ranked.sort_by(|a, b| {
-        a.rank
-            .cmp(&b.rank)
-            .then_with(|| b.size.cmp(&a.size))
-            .then_with(|| b.name.as_bytes().cmp(a.name.as_bytes()))
-    });
-    ranked.dedup_by(|later, first| later.rank == first.rank);
+    // Each file's capture cycles: the files of its rank, in capture order.
+    let all_ranked = ranked.clone();
+    let cycles = |c: &Candidate| select::cycles_of(c, &all_ranked);
+    match which {
+        // Per rank, the latest capture (greatest stamp); without stamps, the largest file
+        // (ties: greater name).
+        Cycles::Latest => {
+            ranked.sort_by(|a, b| {
+                a.rank
+                    .cmp(&b.rank)
+                    .then_with(|| b.stamp.cmp(&a.stamp))
+                    .then_with(|| b.size.cmp(&a.size))
+                    .then_with(|| b.name.as_bytes().cmp(a.name.as_bytes()))
+            });
+            ranked.dedup_by(|later, first| later.rank == first.rank);
+        }
+        Cycles::All => ranked.sort_by(|a, b| a.rank.cmp(&b.rank).then_with(|| a.capture_order(b))),
+    }
     let count = ranked.len();
     let analysed = ranked.into_iter().map(|c| {
+        let (cycles, cycle) = cycles(c);
         Planned::Analyse(Selection {
             path: c.path.clone(),
             rank: c.rank,
             rank_count: count,
             capture_fragment: false,
+            cycles,
+            cycle,
         })
     });
     // Candidates are sorted by path, so these are too.
@@ -162,7 +183,7 @@ pub fn analyze_all_ranks(dir: impl AsRef<Path>, opts: &Options) -> Result<RankRe
             input: dir.display().to_string(),
         });
     }
-    let files = rank_files(dir)?;
+    let files = rank_files(dir, opts.cycles)?;
     let ranks: Vec<RankEntry> = files
         .into_par_iter()
         .map(|plan| analyse_rank(plan, opts))
@@ -172,6 +193,7 @@ pub fn analyze_all_ranks(dir: impl AsRef<Path>, opts: &Options) -> Result<RankRe
         input: dir.display().to_string(),
         ranks,
         spread,
+        cycles: opts.cycles,
     })
 }
 
@@ -192,7 +214,7 @@ fn analyse_rank(plan: Planned, opts: &Options) -> RankEntry {
             let rank = sel.rank;
             let trace_file = sel.path.display().to_string();
             let source = TraceSource::from_selection(sel);
-            let result = crate::read_analysis(&source, opts, Collector::new(None)).and_then(
+            let result = crate::read_analysis(&source, opts, read::Feed::new(None)).and_then(
                 |(analysis, unusable)| match unusable {
                     None => Ok(analysis),
                     Some(reason) => Err(TraceError::Unusable {

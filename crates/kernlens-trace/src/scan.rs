@@ -5,153 +5,151 @@
 //! [`Problem`]s with the event count at which they happened; they become the
 //! documented `stream_errors` text in [`ErrorLog`].
 
-use memchr::memmem;
-
 use crate::event::{Event, Wanted, parse_event};
-use crate::json::{Cursor, JsonError};
+use crate::json::{Cursor, JsonError, match_braces, skip_element, string_end};
 use crate::options::Limits;
+pub(crate) use crate::problem::{ErrorLog, Problem};
 use crate::shape::Shapes;
 use crate::structural::{Carry, Tokens};
 
 const KEY: &[u8] = b"\"traceEvents\"";
 
-/// A structural problem met while reading the array.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Problem {
-    ArrayNotFound,
-    PrefixExceeds(usize),
-    OpenerNotFound,
-    NotAnArray,
-    Unterminated,
-    NotAnObject,
-    Truncated,
-    Exceeds(usize),
-    Malformed(String),
-    Input {
-        kind: &'static str,
-        detail: String,
-    },
-    /// A top-level `kernlens` member that is not a well-formed chunk provenance.
-    Provenance(String),
-}
-
-impl Problem {
-    /// The `stream_errors` text; `n` is the number of events yielded before it.
-    pub(crate) fn message(&self, n: u64) -> String {
-        match self {
-            Problem::ArrayNotFound => "traceEvents array not found".into(),
-            Problem::PrefixExceeds(max) => format!("traceEvents prefix exceeds {max} characters"),
-            Problem::OpenerNotFound => "traceEvents array opener not found".into(),
-            Problem::NotAnArray => "traceEvents value is not an array".into(),
-            Problem::Unterminated => format!("traceEvents array unterminated after {n} event(s)"),
-            Problem::NotAnObject => {
-                format!("traceEvents element malformed after {n} event(s): expected an object")
-            }
-            Problem::Truncated => {
-                format!("traceEvents object truncated after {n} event(s): unterminated object")
-            }
-            Problem::Exceeds(max) => {
-                format!("traceEvents object exceeds {max} characters after {n} event(s)")
-            }
-            Problem::Malformed(detail) => {
-                format!("traceEvents object malformed after {n} event(s): {detail}")
-            }
-            Problem::Input { kind, detail } => format!("trace input error: {kind}: {detail}"),
-            Problem::Provenance(why) => {
-                format!("kernlens member ignored (not a split chunk's provenance): {why}")
-            }
-        }
-    }
-}
-
-/// The kept `stream_errors`: at most [`ErrorLog::CAP`] entries, the last one summarising the rest.
-#[derive(Debug, Default)]
-pub(crate) struct ErrorLog {
-    messages: Vec<String>,
-    total: u64,
-}
-
-impl ErrorLog {
-    pub(crate) const CAP: usize = 1000;
-
-    pub(crate) fn push(&mut self, problem: &Problem, n: u64) {
-        self.total += 1;
-        if self.messages.len() < Self::CAP {
-            self.messages.push(problem.message(n));
-        }
-    }
-
-    pub(crate) fn finish(mut self) -> Vec<String> {
-        if self.total > Self::CAP as u64 {
-            self.messages.truncate(Self::CAP - 1);
-            let omitted = self.total - (Self::CAP as u64 - 1);
-            self.messages
-                .push(format!("{omitted} further stream errors omitted"));
-        }
-        self.messages
-    }
+/// Which of the two accepted layouts a trace has (trace.md "Locating the array").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Form {
+    /// `{ …, "traceEvents": [ … ], … }`: the Kineto (JSON Object) layout.
+    #[default]
+    Object,
+    /// `[ {event}, … ]`: Chrome's JSON Array Format, whose closing `]` is optional.
+    Array,
 }
 
 /// Where the array starts, or why it cannot be read.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Located {
-    /// The first byte after `[`; `key_at` is where `"traceEvents"` starts.
+    /// The first byte after `[`; `key_at` is where `"traceEvents"` starts (0 in the array
+    /// form, which has no prefix).
     Array {
         key_at: usize,
         body: usize,
+        form: Form,
     },
     NeedMore,
     Failed(Problem),
+    /// The input is neither form: not an object or array, or an object that closes
+    /// without a top-level `traceEvents` member.
+    NotATrace,
 }
 
 /// Finds the array (§5.2). `eof` says whether `buf` is the whole input.
+///
+/// Only a member of the top-level object counts: the prefix is walked as JSON text
+/// (strings and nesting, not validated), so a `traceEvents` key nested in an earlier
+/// member, or the text `\"traceEvents\":` inside a string, never matches. The key is
+/// compared as written (an escaped spelling is a different key to this reader).
 pub(crate) fn locate_array(buf: &[u8], eof: bool, limits: &Limits) -> Located {
-    let finder = memmem::Finder::new(KEY);
-    let mut from = 0;
+    let mut i = 0;
+    if buf.starts_with(b"\xEF\xBB\xBF") {
+        i = 3;
+    }
+    while i < buf.len() && buf[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    match buf.get(i) {
+        None if eof => return Located::NotATrace,
+        None => return Located::NeedMore,
+        Some(b'[') => {
+            return Located::Array {
+                key_at: 0,
+                body: i + 1,
+                form: Form::Array,
+            };
+        }
+        Some(b'{') => {}
+        Some(_) => return Located::NotATrace,
+    }
+    // Past the limit, any key found later would be too: stop looking.
+    let limit = limits.max_prefix_bytes.saturating_add(KEY.len());
+    let mut depth = 0usize;
     loop {
-        let Some(off) = finder.find(&buf[from..]) else {
-            // No key yet: stop looking once any later key would be past the prefix limit.
-            if eof {
-                return Located::Failed(Problem::ArrayNotFound);
-            }
-            if buf.len() > limits.max_prefix_bytes + KEY.len() {
-                return Located::Failed(Problem::PrefixExceeds(limits.max_prefix_bytes));
-            }
-            return Located::NeedMore;
-        };
-        let key_at = from + off;
-        if key_at > limits.max_prefix_bytes {
+        if i > limit {
             return Located::Failed(Problem::PrefixExceeds(limits.max_prefix_bytes));
         }
-        let mut i = key_at + KEY.len();
-        while i < buf.len() && buf[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == buf.len() {
-            if !eof {
-                return Located::NeedMore;
-            }
-            // A string value "traceEvents" at the very end: no key follows.
-            return Located::Failed(Problem::ArrayNotFound);
-        }
-        if buf[i] != b':' {
-            // A string value, not a member name: keep searching.
-            from = key_at + 1;
-            continue;
-        }
-        i += 1;
-        while i < buf.len() && buf[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        return match buf.get(i) {
-            None if !eof => Located::NeedMore,
-            None => Located::Failed(Problem::OpenerNotFound),
-            Some(b'[') => Located::Array {
-                key_at,
-                body: i + 1,
-            },
-            Some(_) => Located::Failed(Problem::NotAnArray),
+        // The next structural byte; the prefix is small (a few KiB in real captures).
+        let Some(off) = buf[i..]
+            .iter()
+            .position(|&b| matches!(b, b'"' | b'{' | b'[' | b'}' | b']'))
+        else {
+            return prefix_end(buf, eof, limit, limits);
         };
+        i += off;
+        match buf[i] {
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    // The top-level object closed without the member.
+                    return Located::NotATrace;
+                }
+                i += 1;
+            }
+            _ => {
+                let Some(close) = string_end(buf, i) else {
+                    return prefix_end(buf, eof, limit, limits);
+                };
+                let key_at = i;
+                let is_key = depth == 1 && &buf[i..=close] == KEY;
+                i = close + 1;
+                if !is_key {
+                    continue;
+                }
+                if key_at > limits.max_prefix_bytes {
+                    return Located::Failed(Problem::PrefixExceeds(limits.max_prefix_bytes));
+                }
+                let mut j = i;
+                while j < buf.len() && buf[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                match buf.get(j) {
+                    None if !eof => return Located::NeedMore,
+                    // A string value "traceEvents" at the very end: no key follows.
+                    None => return Located::Failed(Problem::ArrayNotFound),
+                    // A string value, not a member name: keep walking.
+                    Some(&b) if b != b':' => continue,
+                    Some(_) => {}
+                }
+                j += 1;
+                while j < buf.len() && buf[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                return match buf.get(j) {
+                    None if !eof => Located::NeedMore,
+                    None => Located::Failed(Problem::OpenerNotFound),
+                    Some(b'[') => Located::Array {
+                        key_at,
+                        body: j + 1,
+                        form: Form::Object,
+                    },
+                    Some(_) => Located::Failed(Problem::NotAnArray),
+                };
+            }
+        }
+    }
+}
+
+/// The walk reached the end of what is buffered, inside the top-level object.
+fn prefix_end(buf: &[u8], eof: bool, limit: usize, limits: &Limits) -> Located {
+    if eof {
+        // An object cut short before its array (a capture killed early): still a trace's
+        // start, so a stream error rather than "not a trace".
+        Located::Failed(Problem::ArrayNotFound)
+    } else if buf.len() > limit {
+        Located::Failed(Problem::PrefixExceeds(limits.max_prefix_bytes))
+    } else {
+        Located::NeedMore
     }
 }
 
@@ -170,10 +168,12 @@ pub(crate) enum Step {
     End(Option<Problem>),
 }
 
-/// What the element loop keeps between events of one reader: the fast paths' learned
-/// shapes and structural index, and the cursor's container stack. Call `moved` when the
-/// bytes move.
+/// What the element loop reads with (the event size limit, which events are wanted) and
+/// keeps between events of one reader: the fast paths' learned shapes and structural
+/// index, and the cursor's container stack. Call `moved` when the bytes move.
 pub(crate) struct Fast {
+    max_event_bytes: usize,
+    wanted: Wanted,
     shapes: Shapes,
     carry: Carry,
     /// The open containers of a value being skipped (kept to reuse its allocation).
@@ -183,8 +183,12 @@ pub(crate) struct Fast {
 }
 
 impl Fast {
-    pub(crate) fn new() -> Fast {
+    /// An element loop reading events of at most `limits.max_event_bytes`, handing over
+    /// the `wanted` ones.
+    pub(crate) fn new(limits: &Limits, wanted: Wanted) -> Fast {
         Fast {
+            max_event_bytes: limits.max_event_bytes,
+            wanted,
             shapes: Shapes::default(),
             carry: Carry::new(),
             stack: Vec::new(),
@@ -194,10 +198,10 @@ impl Fast {
 
     /// No fast paths: the cursor reads every event.
     #[cfg(test)]
-    pub(crate) fn cursor_only() -> Fast {
+    pub(crate) fn cursor_only(limits: &Limits, wanted: Wanted) -> Fast {
         Fast {
             on: false,
-            ..Fast::new()
+            ..Fast::new(limits, wanted)
         }
     }
 
@@ -212,8 +216,6 @@ pub(crate) fn step<'a>(
     buf: &'a [u8],
     pos: &mut usize,
     eof: bool,
-    limits: &Limits,
-    wanted: Wanted,
     fast: &mut Fast,
     out: &mut impl Put<'a>,
 ) -> Step {
@@ -234,7 +236,7 @@ pub(crate) fn step<'a>(
             *pos = i + 1;
             Step::End(None)
         }
-        b'{' => object(buf, pos, eof, limits, wanted, fast, out),
+        b'{' => object(buf, pos, eof, fast, out),
         _ => match skip_element(buf, i) {
             Some(end) => {
                 *pos = end;
@@ -253,14 +255,13 @@ fn object<'a>(
     buf: &'a [u8],
     pos: &mut usize,
     eof: bool,
-    limits: &Limits,
-    wanted: Wanted,
     fast: &mut Fast,
     out: &mut impl Put<'a>,
 ) -> Step {
+    let (max_event_bytes, wanted) = (fast.max_event_bytes, fast.wanted);
     let start = *pos;
     let stack = &mut fast.stack;
-    let cap = start.saturating_add(limits.max_event_bytes);
+    let cap = start.saturating_add(max_event_bytes);
     let window_end = buf.len().min(cap);
     let limited = cap <= buf.len();
     let window = &buf[..window_end];
@@ -292,7 +293,7 @@ fn object<'a>(
         }
         Err(JsonError::Eof) => {
             if limited {
-                Step::End(Some(Problem::Exceeds(limits.max_event_bytes)))
+                Step::End(Some(Problem::Exceeds(max_event_bytes)))
             } else if eof {
                 Step::End(Some(Problem::Truncated))
             } else {
@@ -308,7 +309,7 @@ fn object<'a>(
                         "{what} at byte {at} of the object"
                     )))
                 }
-                None if limited => Step::End(Some(Problem::Exceeds(limits.max_event_bytes))),
+                None if limited => Step::End(Some(Problem::Exceeds(max_event_bytes))),
                 None if eof => Step::End(Some(Problem::Truncated)),
                 None => Step::NeedMore,
             }
@@ -346,63 +347,6 @@ impl<'a> Put<'a> for Option<Event<'a>> {
     }
 }
 
-/// The position after the `}` matching the `{` at `start`, respecting strings.
-pub(crate) fn match_braces(buf: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = start;
-    while i < buf.len() {
-        match buf[i] {
-            b'"' => i = string_end(buf, i)?,
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// Index of the closing quote of the string opened at `open`.
-fn string_end(buf: &[u8], open: usize) -> Option<usize> {
-    let mut i = open + 1;
-    loop {
-        let off = memchr::memchr2(b'"', b'\\', &buf[i..])?;
-        i += off;
-        if buf[i] == b'\\' {
-            i += 2;
-            if i > buf.len() {
-                return None;
-            }
-        } else {
-            return Some(i);
-        }
-    }
-}
-
-/// Skips a non-object element to the next top-level `,` or `]` (which is not consumed).
-fn skip_element(buf: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = start;
-    while i < buf.len() {
-        match buf[i] {
-            b'"' => i = string_end(buf, i)?,
-            b'{' | b'[' => depth += 1,
-            b'}' => depth = depth.saturating_sub(1),
-            b']' if depth == 0 => return Some(i),
-            b']' => depth -= 1,
-            b',' if depth == 0 => return Some(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
 /// A position to start a parallel region at or after `from`: a `{` that follows `}` and
 /// `,` (whitespace between). It may be wrong (inside a string); the merge checks it.
 pub(crate) fn boundary_after(buf: &[u8], from: usize) -> Option<usize> {
@@ -427,58 +371,6 @@ pub(crate) fn boundary_after(buf: &[u8], from: usize) -> Option<usize> {
         at = p + 1;
     }
     None
-}
-
-/// A top-level member found before `traceEvents`: where its name starts, its value's
-/// range, and where the next member starts (None when no valid separator follows).
-struct PrefixMember {
-    name_at: usize,
-    value: (usize, usize),
-    next_at: Option<usize>,
-}
-
-/// Walks the top-level members that precede `traceEvents` until `member`.
-fn find_prefix_member(prefix: &[u8], member: &str) -> Option<PrefixMember> {
-    let start = memchr::memchr(b'{', prefix)?;
-    let mut c = Cursor::new(prefix, start);
-    let mut stack = Vec::new();
-    if !c.open(b'{', b'}').ok()? {
-        return None;
-    }
-    loop {
-        let name_at = c.i;
-        let key = c.key().ok()?;
-        if key.eq_str("traceEvents") {
-            return None;
-        }
-        let value_at = c.i;
-        c.skip_value(&mut stack).ok()?;
-        let value = (value_at, c.i);
-        let more = c.next_or_close(b'}');
-        if key.eq_str(member) {
-            return Some(PrefixMember {
-                name_at,
-                value,
-                next_at: more.is_ok().then_some(c.i),
-            });
-        }
-        if !more.ok()? {
-            return None;
-        }
-    }
-}
-
-/// Reads the `kernlens` member of the top-level object, if it precedes `traceEvents`.
-pub(crate) fn prefix_member<'a>(prefix: &'a [u8], member: &str) -> Option<&'a [u8]> {
-    let m = find_prefix_member(prefix, member)?;
-    prefix.get(m.value.0..m.value.1)
-}
-
-/// The byte range of a top-level member that precedes `traceEvents`, from its name to the
-/// start of the next member (so cutting it out leaves valid JSON).
-pub(crate) fn prefix_member_span(prefix: &[u8], member: &str) -> Option<(usize, usize)> {
-    let m = find_prefix_member(prefix, member)?;
-    Some((m.name_at, m.next_at?))
 }
 
 #[cfg(test)]
@@ -513,26 +405,15 @@ mod tests {
         assert_eq!(boundary_after(t, 2), Some(12));
     }
 
-    #[test]
-    fn error_log_caps_at_a_thousand() {
-        let mut log = ErrorLog::default();
-        for _ in 0..1500 {
-            log.push(&Problem::NotAnObject, 0);
-        }
-        let m = log.finish();
-        assert_eq!(m.len(), 1000);
-        assert_eq!(m[999], "501 further stream errors omitted");
-    }
-
     const ALL: Wanted = Wanted::EVERYTHING;
     const ANALYSIS: Wanted = Wanted::ANALYSIS;
 
     /// Every step over a whole document (`eof`), rendered.
-    fn steps(doc: &[u8], limits: &Limits, wanted: Wanted, mut fast: Fast) -> Vec<String> {
+    fn steps(doc: &[u8], mut fast: Fast) -> Vec<String> {
         let (mut pos, mut out) = (0, Vec::new());
         let mut events = Vec::new();
         for _ in 0..10_000 {
-            let s = step(doc, &mut pos, true, limits, wanted, &mut fast, &mut events);
+            let s = step(doc, &mut pos, true, &mut fast, &mut events);
             let end = matches!(s, Step::End(_));
             out.push(format!("{s:?} {:?} @{pos}", events.pop()));
             if end {
@@ -550,11 +431,11 @@ mod tests {
         rng: &mut fastrand::Rng,
     ) -> Vec<String> {
         let (mut buf, mut fed, mut base, mut pos) = (Vec::new(), 0, 0, 0);
-        let (mut fast, mut out) = (Fast::new(), Vec::new());
+        let (mut fast, mut out) = (Fast::new(limits, wanted), Vec::new());
         for _ in 0..100_000 {
             let eof = fed == doc.len();
             let mut events = None;
-            match step(&buf, &mut pos, eof, limits, wanted, &mut fast, &mut events) {
+            match step(&buf, &mut pos, eof, &mut fast, &mut events) {
                 Step::NeedMore => {
                     buf.drain(..pos);
                     base += pos;
@@ -594,9 +475,9 @@ mod tests {
             doc.extend_from_slice(hidden);
             doc.extend_from_slice(b"\"cat\":\"kernel\"}]");
             let limits = Limits::new(1 << 20, 100);
-            let want = steps(&doc, &limits, ALL, Fast::cursor_only());
+            let want = steps(&doc, Fast::cursor_only(&limits, ALL));
             assert!(want[0].starts_with("Event(true) Some"), "{want:?}");
-            assert_eq!(steps(&doc, &limits, ALL, Fast::new()), want);
+            assert_eq!(steps(&doc, Fast::new(&limits, ALL)), want);
         }
     }
 
@@ -658,9 +539,9 @@ mod tests {
             };
             let limits = Limits::new(1 << 20, max_event);
             for wanted in [ALL, ANALYSIS] {
-                let want = steps(&doc, &limits, wanted, Fast::cursor_only());
+                let want = steps(&doc, Fast::cursor_only(&limits, wanted));
                 let text = String::from_utf8_lossy(&doc);
-                assert_eq!(steps(&doc, &limits, wanted, Fast::new()), want, "{text}");
+                assert_eq!(steps(&doc, Fast::new(&limits, wanted)), want, "{text}");
                 assert_eq!(
                     steps_streamed(&doc, &limits, wanted, &mut rng),
                     want,

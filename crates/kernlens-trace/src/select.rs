@@ -1,9 +1,13 @@
 //! Choosing one trace from a directory, deterministically (trace.md §4.2–§4.3).
 
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
+use crate::options::Limits;
+use crate::read::{GZIP_MAGIC, Members};
+use crate::scan::{self, Located};
 
 /// A candidate trace file below the input directory.
 #[derive(Debug, Clone)]
@@ -16,6 +20,47 @@ pub(crate) struct Candidate {
     /// A rank tag whose number does not fit a `u64` (the matched text, e.g. `rank_99…9`):
     /// all-ranks mode reports the file as failed rather than dropping it.
     pub(crate) bad_tag: Option<String>,
+    /// The capture stamp `tensorboard_trace_handler` writes into the name
+    /// (`<worker>.<ns>.pt.trace.json[.gz]`): orders the capture cycles of one rank.
+    pub(crate) stamp: Option<u64>,
+}
+
+impl Candidate {
+    /// Capture order among files of one rank: unstamped files first, then by stamp, then
+    /// by name.
+    pub(crate) fn capture_order(&self, other: &Candidate) -> std::cmp::Ordering {
+        self.stamp
+            .cmp(&other.stamp)
+            .then_with(|| self.name.as_bytes().cmp(other.name.as_bytes()))
+    }
+}
+
+/// The capture stamp of a `tensorboard_trace_handler` file name: the digits between the
+/// last two dots before `.pt.trace.json` (or `.pt.trace.json.gz`), case-insensitive.
+pub(crate) fn capture_stamp(name: &str) -> Option<u64> {
+    let lower = name.to_ascii_lowercase();
+    let stem = lower
+        .strip_suffix(".pt.trace.json.gz")
+        .or_else(|| lower.strip_suffix(".pt.trace.json"))?;
+    let (_, digits) = stem.rsplit_once('.')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The capture cycles of `chosen`'s rank among `files`: how many, and `chosen`'s 1-based
+/// place in capture order. A file without a rank is one cycle of one.
+pub(crate) fn cycles_of(chosen: &Candidate, files: &[&Candidate]) -> (usize, usize) {
+    if chosen.rank.is_none() {
+        return (1, 1);
+    }
+    let same: Vec<&&Candidate> = files.iter().filter(|c| c.rank == chosen.rank).collect();
+    let before = same
+        .iter()
+        .filter(|c| c.capture_order(chosen).is_lt())
+        .count();
+    (same.len().max(1), before + 1)
 }
 
 /// The chosen file and what the directory said about ranks.
@@ -25,6 +70,10 @@ pub(crate) struct Selection {
     pub(crate) rank: Option<u64>,
     pub(crate) rank_count: usize,
     pub(crate) capture_fragment: bool,
+    /// Capture cycles (files) of the chosen file's rank, and which one it is (1-based, in
+    /// capture order).
+    pub(crate) cycles: usize,
+    pub(crate) cycle: usize,
 }
 
 /// The rank tag `rank[_-]?(\d+)` (case-insensitive) in a file name: the first match, its
@@ -117,6 +166,7 @@ pub(crate) fn candidates(dir: &Path) -> Result<Vec<Candidate>, TraceError> {
                 .any(|c| sidecar_dir(&c.as_os_str().to_string_lossy()));
             let tag = rank_tag(&name);
             out.push(Candidate {
+                stamp: capture_stamp(&name),
                 sidecar: sidecar_name(&name) || in_sidecar_dir,
                 rank: tag.clone().and_then(Result::ok),
                 bad_tag: tag.and_then(Result::err),
@@ -132,9 +182,39 @@ pub(crate) fn candidates(dir: &Path) -> Result<Vec<Candidate>, TraceError> {
     Ok(out)
 }
 
-/// Picks one trace from `dir` (§4.2).
+/// How much of a candidate's (decompressed) text is read to tell whether it is a trace.
+const SNIFF_BYTES: usize = 1 << 20;
+
+/// Whether the file may be a trace: its start is an array, or an object whose top-level
+/// `traceEvents` member comes within [`SNIFF_BYTES`] (undecided, unreadable or damaged
+/// files are kept: reading them reports why).
+pub(crate) fn may_be_trace(path: &Path) -> bool {
+    let Ok(file) = fs::File::open(path) else {
+        return true;
+    };
+    let mut magic = [0u8; 2];
+    let gz = (&file).read_exact(&mut magic).is_ok() && magic == GZIP_MAGIC;
+    let Ok(file) = fs::File::open(path) else {
+        return true;
+    };
+    let reader: Box<dyn Read> = if gz {
+        Box::new(Members::new(file))
+    } else {
+        Box::new(file)
+    };
+    let mut head = Vec::new();
+    let read = reader.take(SNIFF_BYTES as u64).read_to_end(&mut head);
+    let eof = read.is_ok() && head.len() < SNIFF_BYTES;
+    !matches!(
+        scan::locate_array(&head, eof, &Limits::default()),
+        Located::NotATrace
+    ) || read.is_err()
+}
+
+/// Picks one trace from `dir` (§4.2), skipping candidates that are not traces.
 pub(crate) fn select(dir: &Path) -> Result<Selection, TraceError> {
-    let all = candidates(dir)?;
+    let mut all = candidates(dir)?;
+    all.retain(|c| may_be_trace(&c.path));
     if all.is_empty() {
         return Err(TraceError::NoUsableTrace {
             input: dir.display().to_string(),
@@ -167,11 +247,14 @@ pub(crate) fn select(dir: &Path) -> Result<Selection, TraceError> {
     let chosen = if !merged.is_empty() {
         largest(&merged)
     } else if pool.iter().any(|c| c.rank.is_some()) {
+        // Of the lowest rank's files, the latest capture cycle (greatest stamp); without
+        // stamps, the smaller name.
         pool.iter()
             .filter(|c| c.rank.is_some())
             .min_by(|a, b| {
                 a.rank
                     .cmp(&b.rank)
+                    .then_with(|| b.stamp.cmp(&a.stamp))
                     .then_with(|| a.name.as_bytes().cmp(b.name.as_bytes()))
             })
             .map(|c| (*c).clone())
@@ -183,11 +266,18 @@ pub(crate) fn select(dir: &Path) -> Result<Selection, TraceError> {
             input: dir.display().to_string(),
         });
     };
+    let (cycles, cycle) = if chosen.name.starts_with("merged-") {
+        (1, 1)
+    } else {
+        cycles_of(&chosen, &pool)
+    };
     Ok(Selection {
         rank: chosen.rank,
         rank_count,
         capture_fragment: chosen.sidecar,
         path: chosen.path,
+        cycles,
+        cycle,
     })
 }
 
@@ -220,6 +310,19 @@ mod tests {
             rank_tag("rank99999999999999999999_rank2.json"),
             Some(Err("rank99999999999999999999".to_string()))
         );
+    }
+
+    #[test]
+    fn capture_stamps() {
+        assert_eq!(
+            capture_stamp("rank0.1796150823617749366.pt.trace.json.gz"),
+            Some(1_796_150_823_617_749_366)
+        );
+        assert_eq!(capture_stamp("host_12.7.PT.TRACE.JSON"), Some(7));
+        assert_eq!(capture_stamp("rank0.pt.trace.json"), None);
+        assert_eq!(capture_stamp("rank0.12x.pt.trace.json"), None);
+        assert_eq!(capture_stamp("rank_0.json"), None);
+        assert_eq!(capture_stamp("a.99999999999999999999.pt.trace.json"), None);
     }
 
     #[test]

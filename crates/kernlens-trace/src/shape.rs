@@ -16,6 +16,7 @@
 
 use crate::event::{Args, Cat, Event, Top, Wanted, assemble, keeps};
 use crate::json::{Cursor, RawStr, Scalar, Value, find_string_stop, number_end, parse_int};
+use crate::member::Member;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
 const CAPACITY: usize = 16;
@@ -318,42 +319,29 @@ impl<'a> Found<'a> {
         };
         let dim3 =
             |r: [Role; 3]| -> Option<[i64; 3]> { Some([int(r[0])?, int(r[1])?, int(r[2])?]) };
-        // The category's filter, as the parser applies it to `args`.
+        // The category's filter, the parser's (member.rs), applied to `args`.
         let args = if matches!(cat, Cat::Other | Cat::Flow) {
             Args::default()
         } else {
-            let kernel = cat == Cat::Kernel;
-            let cpu_op = cat == Cat::CpuOp;
+            let kept = |m: Member| m.kept_for(cat);
             Args {
                 correlation: int(Role::Correlation),
                 external_id: int(Role::ExternalId),
-                device: if cat.is_gpu() {
-                    int(Role::Device)
-                } else {
-                    None
-                },
-                grid: if kernel {
-                    dim3([Role::Grid0, Role::Grid1, Role::Grid2])
-                } else {
-                    None
-                },
-                block: if kernel {
-                    dim3([Role::Block0, Role::Block1, Role::Block2])
-                } else {
-                    None
-                },
+                device: kept(Member::Device).then(|| int(Role::Device)).flatten(),
+                grid: kept(Member::Grid)
+                    .then(|| dim3([Role::Grid0, Role::Grid1, Role::Grid2]))
+                    .flatten(),
+                block: kept(Member::Block)
+                    .then(|| dim3([Role::Block0, Role::Block1, Role::Block2]))
+                    .flatten(),
                 input_dims: None,
                 input_type: None,
-                kernel_file: if cpu_op {
-                    string(Role::KernelFile)
-                } else {
-                    None
-                },
-                kernel_backend: if cpu_op {
-                    string(Role::KernelBackend)
-                } else {
-                    None
-                },
+                kernel_file: kept(Member::KernelFile)
+                    .then(|| string(Role::KernelFile))
+                    .flatten(),
+                kernel_backend: kept(Member::KernelBackend)
+                    .then(|| string(Role::KernelBackend))
+                    .flatten(),
             }
         };
         Some(assemble(&top, cat, args))
@@ -593,32 +581,31 @@ impl Learner<'_> {
 /// A member's role and the place of its value if it is a container; None when the
 /// member makes the event unreadable by role.
 fn member_role(place: Place, key: &[u8]) -> Option<(Role, Place)> {
-    Some(match place {
-        Place::Top => match key {
-            b"ph" => (Role::Ph, Place::Elsewhere),
-            b"cat" => (Role::Cat, Place::Elsewhere),
-            b"name" => (Role::Name, Place::Elsewhere),
-            b"pid" => (Role::Pid, Place::Elsewhere),
-            b"tid" => (Role::Tid, Place::Elsewhere),
-            b"ts" => (Role::Ts, Place::Elsewhere),
-            b"dur" => (Role::Dur, Place::Elsewhere),
-            b"id" => (Role::Id, Place::Elsewhere),
-            b"args" => (Role::None, Place::Args),
-            _ => (Role::None, Place::Elsewhere),
-        },
-        Place::Args => match key {
-            b"correlation" => (Role::Correlation, Place::Elsewhere),
-            b"External id" => (Role::ExternalId, Place::Elsewhere),
-            b"device" => (Role::Device, Place::Elsewhere),
-            b"grid" => (Role::None, Place::Grid),
-            b"block" => (Role::None, Place::Block),
-            b"kernel_file" => (Role::KernelFile, Place::Elsewhere),
-            b"kernel_backend" => (Role::KernelBackend, Place::Elsewhere),
-            // Kept as raw JSON text by the parser: not readable by role.
-            b"Input Dims" | b"Input type" => return None,
-            _ => (Role::None, Place::Elsewhere),
-        },
-        _ => (Role::None, Place::Elsewhere),
+    let member = match place {
+        Place::Top => Member::from_key(key),
+        Place::Args => Member::from_arg_key(key),
+        _ => None,
+    };
+    Some(match member {
+        Some(Member::Ph) => (Role::Ph, Place::Elsewhere),
+        Some(Member::Cat) => (Role::Cat, Place::Elsewhere),
+        Some(Member::Name) => (Role::Name, Place::Elsewhere),
+        Some(Member::Pid) => (Role::Pid, Place::Elsewhere),
+        Some(Member::Tid) => (Role::Tid, Place::Elsewhere),
+        Some(Member::Ts) => (Role::Ts, Place::Elsewhere),
+        Some(Member::Dur) => (Role::Dur, Place::Elsewhere),
+        Some(Member::Id) => (Role::Id, Place::Elsewhere),
+        Some(Member::Args) => (Role::None, Place::Args),
+        Some(Member::Correlation) => (Role::Correlation, Place::Elsewhere),
+        Some(Member::ExternalId) => (Role::ExternalId, Place::Elsewhere),
+        Some(Member::Device) => (Role::Device, Place::Elsewhere),
+        Some(Member::Grid) => (Role::None, Place::Grid),
+        Some(Member::Block) => (Role::None, Place::Block),
+        Some(Member::KernelFile) => (Role::KernelFile, Place::Elsewhere),
+        Some(Member::KernelBackend) => (Role::KernelBackend, Place::Elsewhere),
+        // Kept as raw JSON text by the parser: not readable by role.
+        Some(Member::InputDims | Member::InputType) => return None,
+        None => (Role::None, Place::Elsewhere),
     })
 }
 

@@ -22,6 +22,8 @@ pub struct TraceSource {
     analyzed_rank: Option<u64>,
     rank_count: usize,
     selected_capture_fragment: bool,
+    cycles: usize,
+    cycle: usize,
 }
 
 impl std::fmt::Debug for TraceSource {
@@ -31,6 +33,8 @@ impl std::fmt::Debug for TraceSource {
             .field("analyzed_rank", &self.analyzed_rank)
             .field("rank_count", &self.rank_count)
             .field("selected_capture_fragment", &self.selected_capture_fragment)
+            .field("cycles", &self.cycles)
+            .field("cycle", &self.cycle)
             .finish()
     }
 }
@@ -61,6 +65,8 @@ impl TraceSource {
             analyzed_rank: None,
             rank_count: 1,
             selected_capture_fragment: select::is_sidecar_single(input),
+            cycles: 1,
+            cycle: 1,
         })
     }
 
@@ -71,6 +77,8 @@ impl TraceSource {
             analyzed_rank: sel.rank,
             rank_count: sel.rank_count,
             selected_capture_fragment: sel.capture_fragment,
+            cycles: sel.cycles,
+            cycle: sel.cycle,
         }
     }
 
@@ -82,6 +90,8 @@ impl TraceSource {
             analyzed_rank: None,
             rank_count: 1,
             selected_capture_fragment: false,
+            cycles: 1,
+            cycle: 1,
         }
     }
 
@@ -93,6 +103,8 @@ impl TraceSource {
             analyzed_rank: None,
             rank_count: 1,
             selected_capture_fragment: false,
+            cycles: 1,
+            cycle: 1,
         }
     }
 
@@ -119,6 +131,17 @@ impl TraceSource {
     /// Distinct ranks among the directory's non-sidecar traces (1 for a single input).
     pub fn rank_count(&self) -> usize {
         self.rank_count
+    }
+
+    /// Capture cycles (files) of the analysed rank in a directory input, as
+    /// `tensorboard_trace_handler` with `repeat` writes them (1 for a single input).
+    pub fn cycles(&self) -> usize {
+        self.cycles
+    }
+
+    /// Which of [`TraceSource::cycles`] this source reads: 1-based, in capture order.
+    pub fn cycle(&self) -> usize {
+        self.cycle
     }
 
     /// Whether the chosen file is a capture sidecar (a fragment, not the main trace).

@@ -8,19 +8,18 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 
-use flate2::read::MultiGzDecoder;
 use serde::Serialize;
 
-use crate::collect::{Collected, Collector};
+use crate::collect::Collected;
 use crate::error::TraceError;
 use crate::event::{Cat, Event, Wanted};
 use crate::graph;
 use crate::intern::Set;
 use crate::json::Cursor;
 use crate::options::{Limits, TimeWindow, WindowMode};
-use crate::read::{self, GZIP_MAGIC, StreamSink};
+use crate::problem::ErrorLog;
+use crate::read::{self, GZIP_MAGIC, Members, StreamSink};
 use crate::report::{ChunkWindow, GraphCoverage, us};
-use crate::scan::{self, ErrorLog};
 use crate::source::{Input, TraceSource};
 use crate::window;
 
@@ -32,6 +31,20 @@ pub struct SplitOptions {
     pub gzip: bool,
     /// Input bounds (as for analysis).
     pub limits: Limits,
+}
+
+impl SplitOptions {
+    /// Gzip the output.
+    pub fn with_gzip(mut self, gzip: bool) -> Self {
+        self.gzip = gzip;
+        self
+    }
+
+    /// Input bounds.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
 }
 
 /// What a split read and wrote.
@@ -92,9 +105,13 @@ pub fn split_window(
             label: source.file().to_string(),
         });
     }
-    let mut collector = Collector::new(None);
-    let first = read::read(source, &opts.limits, None, &mut collector)?;
-    let c = collector.out;
+    let mut collector = read::Feed::new(None);
+    let first = read::read(
+        source,
+        &read::ReadPlan::new(&opts.limits, None),
+        &mut collector,
+    )?;
+    let c = collector.fold.out;
     let window = match *mode {
         WindowMode::Explicit(w) => w,
         WindowMode::Steady {
@@ -176,7 +193,7 @@ pub fn split_window(
             let file = File::open(path).map_err(io_err)?;
             if gz {
                 read::read_stream(
-                    MultiGzDecoder::new(file),
+                    Members::new(file),
                     true,
                     &opts.limits,
                     &mut sink,
@@ -189,7 +206,7 @@ pub fn split_window(
         }
         Input::Bytes(bytes) if bytes.starts_with(&GZIP_MAGIC) => {
             read::read_stream(
-                MultiGzDecoder::new(&bytes[..]),
+                Members::new(&bytes[..]),
                 true,
                 &opts.limits,
                 &mut sink,
@@ -367,7 +384,7 @@ impl<W: Write> StreamSink for SplitSink<W> {
     fn prefix(&mut self, prefix: &[u8]) {
         // Copy the members before traceEvents, dropping an old `kernlens` member, and
         // write ours immediately before the array.
-        let (head, tail) = match scan::prefix_member_span(prefix, "kernlens") {
+        let (head, tail) = match prefix_member_span(prefix, "kernlens") {
             Some((a, b)) => (&prefix[..a], &prefix[b..]),
             None => (prefix, &prefix[prefix.len()..]),
         };
@@ -440,4 +457,10 @@ fn suffix_members(rest: &[u8]) -> Option<Vec<(bool, std::ops::Range<usize>)>> {
             _ => return None,
         }
     }
+}
+/// The byte range of a top-level member that precedes `traceEvents`, from its name to the
+/// start of the next member (so cutting it out leaves valid JSON).
+fn prefix_member_span(prefix: &[u8], member: &str) -> Option<(usize, usize)> {
+    let m = crate::json::find_prefix_member(prefix, member)?;
+    Some((m.name_at, m.next_at?))
 }

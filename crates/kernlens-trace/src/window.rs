@@ -20,19 +20,65 @@ pub(crate) fn normalize(name: &str) -> &str {
     no_digits.trim_end_matches(['#', '_', '-', ' '])
 }
 
-/// Whether a normalised name reads like a training or sampling step.
-pub(crate) fn is_step_name(name: &str) -> bool {
+/// How strongly a normalised name reads like the loop's step: 2 for the names a loop
+/// itself is given (`ProfilerStep`, `iteration`, `denoise`), 1 for other step-like names
+/// (`optimizer_step`, `Optimizer.step#AdamW.step`, which name work inside a step), else 0.
+pub(crate) fn step_rank(name: &str) -> u8 {
     let lower = name.to_ascii_lowercase();
     if lower.contains("profilerstep") || lower.contains("denoise") || lower.contains("iteration") {
-        return true;
+        return 2;
     }
     let b = lower.as_bytes();
-    lower.match_indices("step").any(|(i, _)| {
+    let step_like = lower.match_indices("step").any(|(i, _)| {
         let before = i.checked_sub(1).map(|j| b[j]);
         let after = b.get(i + 4).copied();
         !before.is_some_and(|c| c.is_ascii_lowercase())
             || !after.is_some_and(|c| c.is_ascii_lowercase())
-    })
+    });
+    u8::from(step_like)
+}
+
+/// Whether every span of `inner` lies inside some span of `outer` (both `(ts, dur)`).
+fn nests_in(inner: &[(i64, i64)], outer: &[(i64, i64)]) -> bool {
+    let end = |(ts, dur): (i64, i64)| ts.saturating_add(dur);
+    let mut sorted: Vec<(i64, i64)> = outer.iter().map(|&s| (s.0, end(s))).collect();
+    sorted.sort_unstable();
+    // The latest end among the outer spans that start at or before each start.
+    let mut reach = Vec::with_capacity(sorted.len());
+    let mut most = i64::MIN;
+    for &(_, e) in &sorted {
+        most = most.max(e);
+        reach.push(most);
+    }
+    !inner.is_empty()
+        && inner.iter().all(|&s| {
+            let starts_before = sorted.partition_point(|&(ts, _)| ts <= s.0);
+            starts_before > 0 && reach[starts_before - 1] >= end(s)
+        })
+}
+
+/// Step 3 of §10.1 over the qualifying groups (in first-seen order): the greatest
+/// `(step rank, count)`, first seen on ties; then, while the choice nests inside another
+/// qualifying group with at least as many spans, that enclosing group (the greatest one
+/// if several). A group with fewer spans that holds the choice is an outer loop (an epoch
+/// around steps), not the step.
+fn rank_groups(groups: &[(&str, &Vec<(i64, i64)>)]) -> Option<usize> {
+    let key = |i: usize| (step_rank(groups[i].0), groups[i].1.len());
+    let mut best = (0..groups.len()).rev().max_by_key(|&i| key(i))?;
+    for _ in 0..groups.len() {
+        let (inner, count) = (groups[best].1, groups[best].1.len());
+        let encloser = (0..groups.len())
+            .rev()
+            .filter(|&i| i != best && groups[i].1.len() >= count)
+            // Identical span sets nest both ways: neither encloses the other.
+            .filter(|&i| nests_in(inner, groups[i].1) && !nests_in(groups[i].1, inner))
+            .max_by_key(|&i| key(i));
+        match encloser {
+            Some(i) => best = i,
+            None => break,
+        }
+    }
+    Some(best)
 }
 
 /// Steps 4–6 of §10.1 on one group's `(ts, dur)` spans: drop the warm-up, take the upper
@@ -68,12 +114,12 @@ fn by_annotation(c: &Collected, min_repeats: usize, check_coverage: bool) -> Opt
             .push((a.ts, a.dur));
     }
     // The repeat threshold applies before ranking; ties go to the group seen first.
-    let best = order
+    let qualifying: Vec<(&str, &Vec<(i64, i64)>)> = order
         .iter()
         .filter_map(|n| groups.get(n).map(|g| (*n, g)))
         .filter(|(_, g)| g.len() >= min_repeats)
-        .rev()
-        .max_by_key(|(n, g)| (is_step_name(n), g.len()))?;
+        .collect();
+    let best = *qualifying.get(rank_groups(&qualifying)?)?;
     let (ts, dur) = representative(best.1.clone())?;
     let mut chosen = Chosen {
         window: to_window(ts, dur)?,
@@ -249,11 +295,11 @@ mod tests {
 
     #[test]
     fn step_words() {
-        assert!(is_step_name("ProfilerStep"));
-        assert!(is_step_name("optimizer_step"));
-        assert!(is_step_name("step"));
-        assert!(!is_step_name("graph_call"));
-        assert!(is_step_name("steps"));
-        assert!(!is_step_name("misstepped"));
+        assert!(step_rank("ProfilerStep") > 0);
+        assert!(step_rank("optimizer_step") > 0);
+        assert!(step_rank("step") > 0);
+        assert_eq!(step_rank("graph_call"), 0);
+        assert!(step_rank("steps") > 0);
+        assert_eq!(step_rank("misstepped"), 0);
     }
 }

@@ -74,6 +74,73 @@ fn step_names_win_only_after_the_repeat_threshold() {
     );
 }
 
+/// The window's group name and size for these annotations (Auto, 3 repeats).
+fn steady_group(ev: &[Value]) -> (Option<String>, Option<usize>) {
+    let w = analyze_bytes(&trace(ev), &steady(3, StepSource::Auto))
+        .window
+        .unwrap();
+    (w.step_name.clone(), w.step_count)
+}
+
+/// A 2-GPU DDP capture had `Optimizer.step#AdamW.step` and `ProfilerStep#N` groups of equal
+/// count; the first seen won and the window was the 1 ms optimizer slice (issue 20).
+#[test]
+fn profiler_steps_outrank_other_step_like_names_of_equal_count() {
+    let mut ev: Vec<Value> = (0..5)
+        .map(|i| {
+            annotation(
+                "Optimizer.step#AdamW.step",
+                15_700.0 * i as f64 + 14_000.0,
+                1_000.0,
+            )
+        })
+        .collect();
+    ev.extend((0..5).map(|i| {
+        annotation(
+            &format!("ProfilerStep#{}", 10 + i),
+            15_700.0 * i as f64,
+            300.0,
+        )
+    }));
+    assert_eq!(steady_group(&ev), (Some("ProfilerStep".into()), Some(5)));
+    let iterations: Vec<Value> = (0..4)
+        .map(|i| annotation("optimizer_step", 100.0 * i as f64, 5.0))
+        .chain((0..4).map(|i| annotation(&format!("iteration_{i}"), 100.0 * i as f64 + 50.0, 5.0)))
+        .collect();
+    assert_eq!(
+        steady_group(&iterations),
+        (Some("iteration".into()), Some(4))
+    );
+}
+
+/// A group whose spans all lie inside another group's spans, with as many spans, is work
+/// inside the step: the enclosing group wins, in either file order.
+#[test]
+fn a_nested_group_of_equal_count_loses_to_the_enclosing_group() {
+    let outer: Vec<Value> = (0..5)
+        .map(|i| annotation(&format!("train_step_{i}"), 1000.0 * i as f64, 800.0))
+        .collect();
+    let inner: Vec<Value> = (0..5)
+        .map(|i| annotation("optimizer_step", 1000.0 * i as f64 + 600.0, 100.0))
+        .collect();
+    for ev in [
+        [inner.clone(), outer.clone()].concat(),
+        [outer.clone(), inner.clone()].concat(),
+    ] {
+        assert_eq!(steady_group(&ev), (Some("train_step".into()), Some(5)));
+        let w = analyze_bytes(&trace(&ev), &steady(3, StepSource::Auto))
+            .window
+            .unwrap();
+        assert_eq!(w.end_us - w.start_us, 800.0);
+    }
+    // An outer loop with fewer spans (epochs around steps) does not take the window.
+    let mut ev: Vec<Value> = (0..3)
+        .map(|i| annotation("epoch", 10_000.0 * i as f64, 9_000.0))
+        .collect();
+    ev.extend((0..6).map(|i| annotation("train_step", 5_000.0 * i as f64 + 100.0, 800.0)));
+    assert_eq!(steady_group(&ev), (Some("train_step".into()), Some(6)));
+}
+
 #[test]
 fn min_repeats_decides_whether_two_spans_qualify() {
     let ev = vec![

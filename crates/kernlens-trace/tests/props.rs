@@ -83,7 +83,14 @@ proptest! {
         let t = sample_trace(n);
         let cut = (t.len() as f64 * cut_frac) as usize;
         let prefix = &t[..cut];
-        let a = analyze(&TraceSource::from_bytes("t", prefix.to_vec()), &Options::default()).unwrap();
+        let read = analyze(&TraceSource::from_bytes("t", prefix.to_vec()), &Options::default());
+        // Nothing at all is no trace; any non-empty prefix starts the object.
+        if cut == 0 {
+            let not_a_trace = matches!(read, Err(kernlens_trace::TraceError::NotATrace { .. }));
+            prop_assert!(not_a_trace);
+            return Ok(());
+        }
+        let a = read.unwrap();
         // Count complete events independently: objects at depth 2 closed before the cut.
         let mut depth = 0i32;
         let mut in_str = false;

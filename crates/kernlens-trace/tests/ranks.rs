@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use kernlens_trace::{Options, analyze_all_ranks};
+use kernlens_trace::{Cycles, Options, TraceSource, analyze, analyze_all_ranks};
 use serde_json::Value;
 
 #[test]
@@ -101,7 +101,7 @@ fn a_rank_file_without_a_trace_array_is_failed_not_a_zero_busy_rank() {
     let f = failed(&r);
     assert_eq!(f.len(), 2);
     assert_eq!((f[0].0, f[0].1.as_str()), (Some(2), "rank_2.json"));
-    assert!(f[0].2.contains("traceEvents array not found"), "{}", f[0].2);
+    assert_eq!(f[0].2, "not a Kineto trace (no traceEvents array)");
     assert!(
         f[1].2.contains("traceEvents value is not an array"),
         "{}",
@@ -178,4 +178,101 @@ fn only_unparseable_rank_tags_give_failed_entries_and_no_spread() {
     assert_eq!(r.ranks.len(), 1);
     assert!(r.ranks[0].result.is_err());
     assert!(r.spread.is_none());
+}
+
+/// `tensorboard_trace_handler(repeat=2)` writes two files per rank: both are capture cycles
+/// of that rank (fixtures/traces/memprof is a real two-cycle directory).
+fn two_cycle_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for f in std::fs::read_dir(fixture("memprof")).unwrap().flatten() {
+        std::fs::copy(f.path(), dir.path().join(f.file_name())).unwrap();
+    }
+    std::fs::copy(
+        fixture("eager.json.gz"),
+        dir.path()
+            .join("rank1.1796150823700000000.pt.trace.json.gz"),
+    )
+    .unwrap();
+    dir
+}
+
+const CYCLE_1: &str = "rank0.1796150823617749366.pt.trace.json.gz";
+const CYCLE_2: &str = "rank0.1796150823868619307.pt.trace.json.gz";
+
+#[test]
+fn a_directory_of_several_capture_cycles_reads_the_latest_and_says_how_many() {
+    let dir = two_cycle_dir();
+    let source = TraceSource::open(dir.path()).unwrap();
+    // The latest cycle of the lowest rank (it is the smaller file: size does not decide).
+    assert!(source.file().ends_with(CYCLE_2), "{}", source.file());
+    assert_eq!((source.cycles(), source.cycle()), (2, 2));
+    let a = analyze(&source, &Options::default()).unwrap();
+    let doc = a.to_json();
+    assert_eq!(
+        (doc["cycles"].as_u64(), doc["cycle"].as_u64()),
+        (Some(2), Some(2))
+    );
+
+    let r = analyze_all_ranks(dir.path(), &Options::default()).unwrap();
+    let files: Vec<(Option<u64>, String)> = r
+        .ranks
+        .iter()
+        .map(|e| (e.rank, e.trace_file.rsplit('/').next().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            (Some(0), CYCLE_2.to_string()),
+            (
+                Some(1),
+                "rank1.1796150823700000000.pt.trace.json.gz".to_string()
+            )
+        ]
+    );
+    let doc = r.to_json();
+    assert_eq!(doc["cycle"], "latest");
+    assert_eq!(doc["ranks"][0]["cycles"], 2);
+    assert_eq!(doc["ranks"][1]["cycles"], 1);
+
+    let all = analyze_all_ranks(dir.path(), &Options::default().with_cycles(Cycles::All)).unwrap();
+    let cycles: Vec<(Option<u64>, usize, usize)> = all
+        .ranks
+        .iter()
+        .map(|e| {
+            let a = e.result.as_ref().unwrap();
+            (e.rank, a.cycle, a.cycles)
+        })
+        .collect();
+    assert_eq!(cycles, [(Some(0), 1, 2), (Some(0), 2, 2), (Some(1), 1, 1)]);
+    assert!(all.ranks[0].trace_file.ends_with(CYCLE_1));
+    assert_eq!(all.to_json()["cycle"], "all");
+    // The two cycles are different captures.
+    let busy = |i: usize| all.ranks[i].result.as_ref().unwrap().timeline.busy_us;
+    assert_ne!(busy(0), busy(1));
+}
+
+#[test]
+fn files_of_one_rank_without_capture_stamps_keep_the_old_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rank_0_a.json"), busy_trace(49.0)).unwrap();
+    std::fs::write(dir.path().join("rank_0_b.json"), busy_trace(79.0)).unwrap();
+    let s = TraceSource::open(dir.path()).unwrap();
+    // The smaller name, the first in capture (name) order.
+    assert!(s.file().ends_with("rank_0_a.json"));
+    assert_eq!((s.cycles(), s.cycle()), (2, 1));
+    // All-ranks: the largest file, ties to the greater name.
+    let r = analyze_all_ranks(dir.path(), &Options::default()).unwrap();
+    assert_eq!(r.ranks.len(), 1);
+    let a = std::fs::metadata(dir.path().join("rank_0_a.json"))
+        .unwrap()
+        .len();
+    let b = std::fs::metadata(dir.path().join("rank_0_b.json"))
+        .unwrap()
+        .len();
+    let want = if a > b {
+        "rank_0_a.json"
+    } else {
+        "rank_0_b.json"
+    };
+    assert!(r.ranks[0].trace_file.ends_with(want));
 }

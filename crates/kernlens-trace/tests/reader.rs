@@ -29,7 +29,7 @@ fn t1_matches_the_documented_json() {
     }
     let expected = json!({"schema":"kernlens.summary/1","event_total":6,"stream_errors":[],
      "aggregation_scope":"full_trace","window":null,"window_status":"not_requested",
-     "analyzed_rank":null,"rank_count":1,"selected_capture_fragment":false,
+     "analyzed_rank":null,"rank_count":1,"selected_capture_fragment":false,"cycles":1,"cycle":1,
      "timeline":{"total_us":750.0,"busy_us":550.0,"idle_us":200.0,"kernel_union_us":500.0,
        "memcpy_us":50.0,"kernel_sum_us":500.0,"idle_pct":26.666666666666668,
        "busy_pct":73.33333333333333,"busy_fraction":0.7333333333333333,
@@ -272,7 +272,15 @@ fn sidecar_test_ignores_ancestors_above_the_input() {
 
 #[test]
 fn no_trace_events_key() {
-    let a = run(br#"{"foo":"bar","schemaVersion":1}"#);
+    // An object that closes without the member is no trace (issue 20); one cut short
+    // before it may be a damaged capture, reported as a stream error.
+    let err = analyze(
+        &TraceSource::from_bytes("t.json", br#"{"foo":"bar","schemaVersion":1}"#.to_vec()),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, TraceError::NotATrace { .. }), "{err}");
+    let a = run(br#"{"foo":"bar","schemaVersion":1"#);
     assert_eq!(a.event_total, 0);
     assert_eq!(a.stream_errors, vec!["traceEvents array not found"]);
 }

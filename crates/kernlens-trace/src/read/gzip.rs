@@ -1,0 +1,169 @@
+//! Gzip members, one after another, with what follows the last one checked.
+//!
+//! `flate2`'s multi-member decoder reads zero padding or trailing text after the last
+//! member as a broken header, and a checksum error arrives after the member's data; both
+//! are kept here as data first, then one error naming the trailer problem, so the reader
+//! keeps every event decoded before it (trace.md "Element loop").
+
+use std::io::{self, BufRead, BufReader, Read};
+
+use flate2::bufread::GzDecoder;
+
+/// Decodes concatenated gzip members from `R`.
+pub(crate) struct Members<R: Read> {
+    state: State<R>,
+    /// Members finished so far (for the messages).
+    done: u64,
+}
+
+enum State<R: Read> {
+    Member(Box<GzDecoder<BufReader<R>>>),
+    Between(BufReader<R>),
+    End,
+}
+
+impl<R: Read> Members<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        Members {
+            state: State::Member(Box::new(GzDecoder::new(BufReader::with_capacity(
+                1 << 16,
+                inner,
+            )))),
+            done: 0,
+        }
+    }
+
+    /// After a member: another member, the end, or the trailer problem.
+    fn after_member(&mut self, mut rest: BufReader<R>) -> io::Result<()> {
+        let first = match rest.fill_buf()? {
+            [] => {
+                self.state = State::End;
+                return Ok(());
+            }
+            buf => buf[0],
+        };
+        if first == 0x1f {
+            self.state = State::Member(Box::new(GzDecoder::new(rest)));
+            return Ok(());
+        }
+        self.state = State::End;
+        if first != 0 {
+            return Err(trailer(format!(
+                "trailing data after gzip member {} is not a gzip header (ignored)",
+                self.done
+            )));
+        }
+        let mut zeros: u64 = 0;
+        loop {
+            let buf = rest.fill_buf()?;
+            if buf.is_empty() {
+                return Err(trailer(format!(
+                    "{zeros} zero byte(s) of padding after gzip member {} (ignored)",
+                    self.done
+                )));
+            }
+            let run = buf.iter().take_while(|&&b| b == 0).count();
+            let all = run == buf.len();
+            rest.consume(run);
+            zeros += run as u64;
+            if !all {
+                return Err(trailer(format!(
+                    "trailing data after {zeros} zero byte(s) following gzip member {} is not a gzip header (ignored)",
+                    self.done
+                )));
+            }
+        }
+    }
+}
+
+fn trailer(detail: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, detail)
+}
+
+impl<R: Read> Read for Members<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match &mut self.state {
+                State::Member(dec) => match dec.read(buf) {
+                    Ok(0) if !buf.is_empty() => {
+                        self.done += 1;
+                        let State::Member(dec) = std::mem::replace(&mut self.state, State::End)
+                        else {
+                            return Ok(0);
+                        };
+                        self.state = State::Between(dec.into_inner());
+                    }
+                    Ok(n) => return Ok(n),
+                    Err(e) => {
+                        self.state = State::End;
+                        return Err(e);
+                    }
+                },
+                State::Between(_) => {
+                    let State::Between(rest) = std::mem::replace(&mut self.state, State::End)
+                    else {
+                        return Ok(0);
+                    };
+                    self.after_member(rest)?;
+                }
+                State::End => return Ok(0),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn decode(bytes: &[u8]) -> (Vec<u8>, Option<String>) {
+        let mut out = Vec::new();
+        let mut m = Members::new(bytes);
+        let mut buf = [0u8; 7];
+        loop {
+            match m.read(&mut buf) {
+                Ok(0) => return (out, None),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) => return (out, Some(e.to_string())),
+            }
+        }
+    }
+
+    #[test]
+    fn concatenated_members_read_as_one_stream() {
+        let mut two = gz(b"hello ");
+        two.extend(gz(b"world"));
+        assert_eq!(decode(&two), (b"hello world".to_vec(), None));
+    }
+
+    #[test]
+    fn trailer_problems_keep_the_data_and_say_what_followed() {
+        let mut padded = gz(b"abc");
+        padded.extend([0u8; 512]);
+        let (data, err) = decode(&padded);
+        assert_eq!(data, b"abc");
+        assert_eq!(
+            err.as_deref(),
+            Some("512 zero byte(s) of padding after gzip member 1 (ignored)")
+        );
+        let mut garbage = gz(b"abc");
+        garbage.extend(b"junk\n");
+        let (data, err) = decode(&garbage);
+        assert_eq!(data, b"abc");
+        assert!(err.unwrap().contains("not a gzip header"));
+        let mut bad_crc = gz(b"abcdef");
+        let at = bad_crc.len() - 8;
+        bad_crc[at] ^= 0xff;
+        let (data, err) = decode(&bad_crc);
+        assert_eq!(data, b"abcdef");
+        assert!(err.is_some());
+    }
+}
