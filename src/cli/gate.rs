@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use kernlens_gate::{Decision, GateInputs, GateReport, Severity, analysis_probe, evaluate};
 use kernlens_trace::Options;
 
-use super::{EXIT_STRICT, Failure, Format, threshold_arg};
+use super::progress::{self, Progress};
+use super::{EXIT_STRICT, Env, Failure, Format, threshold_arg};
 
 /// Arguments of `kernlens gate`.
 #[derive(clap::Args)]
@@ -34,11 +35,12 @@ pub struct Args {
 /// Exit status of `gate --fail-on-suppress` on a suppressing verdict.
 pub const EXIT_SUPPRESS: u8 = 4;
 
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    let thresholds = super::thresholds(args.idle_threshold, args.min_compute);
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
+    let thresholds = env.thresholds(args.idle_threshold, args.min_compute);
 
     let source = super::open_trace(&args.trace)?;
-    let analysis = kernlens_trace::analyze(&source, &Options::default())
+    let progress = Progress::new(env, args.format.is_json());
+    let analysis = progress::analyze(progress, &source, &Options::default(), None)
         .map_err(|err| Failure::new(format!("cannot read trace '{}'", source.file()), err))?;
 
     // The analysis already holds the whole-trace graph block of the same

@@ -4,8 +4,7 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use kernlens_ident::{Category, VendorLib, classify, demangle_full, keys, vendor_of};
-use serde::Serialize;
+use kernlens_ident::{IdentDocument, Identification, VendorLib};
 
 use super::{Failure, Format};
 
@@ -21,22 +20,6 @@ pub struct Args {
     format: Format,
 }
 
-#[derive(Serialize)]
-struct Document<'a> {
-    schema: &'static str,
-    results: &'a [Identified],
-}
-
-#[derive(Serialize)]
-struct Identified {
-    input: String,
-    native_key: String,
-    python_key: String,
-    demangled: Option<String>,
-    category: Category,
-    vendor: Option<VendorLib>,
-}
-
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut names = Vec::with_capacity(args.names.len());
     for name in args.names {
@@ -46,12 +29,9 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             names.push(name);
         }
     }
-    let results: Vec<Identified> = names.into_iter().map(identify).collect();
-    let document = Document {
-        schema: "kernlens.ident/1",
-        results: &results,
-    };
-    args.format.write(&document, || table(&results))
+    let results: Vec<Identification> = names.into_iter().map(Identification::of).collect();
+    args.format
+        .write(&IdentDocument::new(&results), || table(&results))
 }
 
 /// Names from standard input, one a line; blank lines are skipped and
@@ -69,19 +49,7 @@ fn read_stdin_names() -> Result<Vec<String>, Failure> {
         .collect())
 }
 
-fn identify(input: String) -> Identified {
-    let keys = keys(&input);
-    Identified {
-        demangled: demangle_full(&input),
-        category: classify(&input),
-        vendor: vendor_of(&input),
-        native_key: keys.native,
-        python_key: keys.python,
-        input,
-    }
-}
-
-fn table(results: &[Identified]) -> String {
+fn table(results: &[Identification]) -> String {
     let header = ["NATIVE KEY", "PYTHON KEY", "CATEGORY", "VENDOR", "INPUT"];
     let rows: Vec<[&str; 5]> = results
         .iter()

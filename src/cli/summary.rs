@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use kernlens_trace::{Analysis, Limits, Options, StepSource, TimeWindow, WindowMode};
 
-use super::{EXIT_STRICT, Failure, Format};
+use super::progress::{self, Progress};
+use super::{EXIT_STRICT, Env, Failure, Format};
 
 /// Arguments of `kernlens summary`.
 #[derive(clap::Args)]
@@ -76,22 +77,17 @@ pub fn window_mode(spec: &str) -> Result<WindowMode, String> {
     })
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let mut opts = Options::default();
     opts.top_k = args.top;
     opts.window = args.window;
     opts.limits = args.limits.limits();
     if args.all_ranks {
-        return all_ranks(&args, &opts);
+        return all_ranks(&args, &opts, Progress::new(env, args.format.is_json()));
     }
     let source = super::open_trace(&args.trace)?;
-    let analysis =
-        match super::progress::ReadProgress::for_trace(&args.trace, args.format.is_json()) {
-            Some(mut line) => {
-                kernlens_trace::analyze_with_progress(&source, &opts, None, &mut line)
-            }
-            None => kernlens_trace::analyze(&source, &opts),
-        }
+    let progress = Progress::new(env, args.format.is_json());
+    let analysis = progress::analyze(progress, &source, &opts, None)
         .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
     args.format
         .write(&analysis.to_json(), || render(&analysis))?;
@@ -101,9 +97,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
-    let report = kernlens_trace::analyze_all_ranks(&args.trace, opts)
-        .map_err(|e| Failure::new(format!("cannot read ranks of '{}'", args.trace), e))?;
+fn all_ranks(args: &Args, opts: &Options, progress: Progress) -> Result<ExitCode, Failure> {
+    let spinner = progress.spinner(format!("reading every rank under {}", args.trace));
+    let report = kernlens_trace::analyze_all_ranks(&args.trace, opts);
+    drop(spinner);
+    let report =
+        report.map_err(|e| Failure::new(format!("cannot read ranks of '{}'", args.trace), e))?;
     args.format.write(&report.to_json(), || {
         use std::fmt::Write;
         let mut o = format!("{} rank(s) under {}\n", report.ranks.len(), report.input);

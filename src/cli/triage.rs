@@ -6,19 +6,16 @@
 //! here, at the edge, and handed to the library.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use kernlens::triage::{Phase, TriageGroup};
 use kernlens::{Triage, TriageOptions, TriageReport};
 use kernlens_gate::{Decision, Severity};
-use kernlens_locate::{DiscoveryEnv, KindContext, Locator, RootOrigin};
-use kernlens_scratch::location::ScratchEnv;
-use kernlens_trace::TraceSource;
+use kernlens_locate::RootOrigin;
 
-use super::progress::{ReadProgress, Spinner};
-use super::{EXIT_STRICT, Failure, threshold_arg, write_stdout};
+use super::progress::{Progress, Spinner, TraceBar};
+use super::{EXIT_STRICT, Env, Failure, Format, threshold_arg};
 
 /// Arguments of `kernlens triage`.
 #[derive(clap::Args)]
@@ -50,59 +47,30 @@ pub struct Args {
     /// Do not discover installed framework packages as search roots.
     #[arg(long)]
     no_discover: bool,
-    /// Print one `kernlens.triage/1` JSON document instead of the table.
-    #[arg(long)]
-    json: bool,
+    /// JSON: one `kernlens.triage/1` document instead of the table.
+    #[command(flatten)]
+    format: Format,
     /// Exit 3 when the trace had recovered structural problems.
     #[arg(long)]
     strict: bool,
 }
 
-fn env_path(key: &str) -> Option<PathBuf> {
-    std::env::var_os(key)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let mut options = TriageOptions::default();
     options.top_k = args.top;
-    options.thresholds = super::thresholds(args.idle_threshold, args.min_compute);
+    options.thresholds = env.thresholds(args.idle_threshold, args.min_compute);
     options.apply_gate = !args.no_gate;
     options.rewrite_opt_in = args.rewrite_opt_in;
     options.rewrite_budget_minutes = args.rewrite_budget_min;
-    options.kind = KindContext::with_cache_dirs(
-        env_path("TORCHINDUCTOR_CACHE_DIR"),
-        env_path("TRITON_CACHE_DIR"),
-    );
-
-    let mut roots = Locator::builder();
-    for root in &args.roots {
-        roots = roots.root(root);
-    }
-    if let Some(value) = std::env::var_os("KERNLENS_SOURCE_ROOTS") {
-        roots = roots.env_roots(value.to_string_lossy().into_owned());
-    }
-    if !args.no_discover {
-        roots = roots.discovery(DiscoveryEnv::from_process());
-    }
-    // Scratch copies of a package must never be mistaken for its source.
-    let scratch = ScratchEnv::new(
-        std::env::var("KERNLENS_LOCAL_SCRATCH_ROOT").ok(),
-        std::env::var("XDG_CACHE_HOME").ok(),
-        env_path("HOME"),
-    );
-    if let (Some(root), _) = scratch.local_root() {
-        roots = roots.exclude_paths([root]);
-    }
+    options.kind = env.kind_context();
+    let roots = env.locator(&args.roots, !args.no_discover);
     let mut triage =
         Triage::new(roots, options).map_err(|e| Failure::new("cannot triage kernels", e))?;
 
-    let source = TraceSource::open(&args.trace)
-        .map_err(|e| Failure::new(format!("cannot open trace '{}'", args.trace), e))?;
-    let show_progress = !args.json && std::io::stderr().is_terminal();
+    let source = super::open_trace(&args.trace)?;
+    let progress = Progress::new(env, args.format.is_json());
     let mut spinner: Option<Spinner> = None;
-    let mut reading: Option<ReadProgress> = None;
+    let mut reading: Option<TraceBar> = None;
     let mut on_phase = |phase: Phase<'_>| {
         if let Phase::ReadBytes { done, total } = phase {
             if let Some(line) = reading.as_mut() {
@@ -113,16 +81,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         // A new phase clears the previous line before it starts.
         spinner = None;
         reading = None;
-        if !show_progress {
-            return;
-        }
         match phase {
-            Phase::ReadTrace { file } => reading = ReadProgress::for_trace(file, false),
+            Phase::ReadTrace { .. } => reading = progress.trace(&source),
             Phase::Locate { kernels, roots } => {
-                spinner = Some(Spinner::start(format!(
-                    "searching {} root(s) for {kernels} kernel(s)",
+                spinner = progress.spinner(format!(
+                    "searching {} source root(s) for {kernels} kernel(s)",
                     roots.len()
-                )));
+                ));
             }
             _ => {}
         }
@@ -140,15 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             "kernlens: sources not located: {why} (give --root DIR or set KERNLENS_SOURCE_ROOTS)"
         );
     }
-    let text = if args.json {
-        let mut json = serde_json::to_string(&report)
-            .map_err(|e| Failure::new("cannot render the triage report as JSON", e))?;
-        json.push('\n');
-        json
-    } else {
-        render(&report)
-    };
-    write_stdout(&text)?;
+    args.format.write(&report, || render(&report))?;
     if args.strict && !report.analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }

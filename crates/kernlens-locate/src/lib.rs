@@ -56,6 +56,7 @@ mod compose;
 mod cxx;
 mod definition;
 mod discover;
+mod document;
 mod error;
 mod evidence;
 mod keywords;
@@ -77,6 +78,7 @@ mod triton_repr;
 pub use builder::LocatorBuilder;
 pub use definition::HitKind;
 pub use discover::{DiscoveryEnv, FRAMEWORK_PACKAGES};
+pub use document::{KEYWORDS_SCHEMA, KeywordsDocument, LOCATE_SCHEMA, LocateDocument};
 pub use error::LocateError;
 pub use keywords::{KeywordPlan, NAMESPACE_BLOCKLIST, Refusal, keywords_for};
 pub use kind::{

@@ -100,7 +100,7 @@ pub use report::{
     WindowStatus,
 };
 pub use source::TraceSource;
-pub use split::{SplitOptions, SplitReport, split, split_window};
+pub use split::{SPLIT_SCHEMA, SplitDocument, SplitOptions, SplitReport, split, split_window};
 
 use collect::Collector;
 
