@@ -66,8 +66,7 @@ fn bar_total(terminal: &str, file: &Path) -> String {
     let head = format!("reading {}", file.display());
     let last = terminal
         .split(['\r', '\n'])
-        .filter(|line| line.contains(&head))
-        .next_back()
+        .rfind(|line| line.contains(&head))
         .unwrap_or_else(|| panic!("no progress bar for {}: {terminal:?}", file.display()));
     // `DONE UNIT/TOTAL UNIT PCT% ELAPSED` after the bar.
     let after_bar = &last[last.rfind(']').unwrap() + 1..];
