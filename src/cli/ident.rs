@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use kernlens_ident::{IdentDocument, Identification, VendorLib};
 
+use super::table::Table;
 use super::{Failure, Format};
 
 /// Arguments of `kernlens ident`.
@@ -50,39 +51,18 @@ fn read_stdin_names() -> Result<Vec<String>, Failure> {
 }
 
 fn table(results: &[Identification]) -> String {
-    let header = ["NATIVE KEY", "PYTHON KEY", "CATEGORY", "VENDOR", "INPUT"];
-    let rows: Vec<[&str; 5]> = results
-        .iter()
-        .map(|r| {
-            [
-                r.native_key.as_str(),
-                r.python_key.as_str(),
-                r.category.as_str(),
-                r.vendor.map_or("-", VendorLib::as_str),
-                r.input.as_str(),
-            ]
-        })
-        .collect();
-    let mut widths = header.map(|h| h.chars().count());
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
+    let mut out = Table::new(
+        &["NATIVE KEY", "PYTHON KEY", "CATEGORY", "VENDOR", "INPUT"],
+        &[false; 5],
+    );
+    for r in results {
+        out.row(vec![
+            r.native_key.clone(),
+            r.python_key.clone(),
+            r.category.as_str().to_owned(),
+            r.vendor.map_or("-", VendorLib::as_str).to_owned(),
+            r.input.clone(),
+        ]);
     }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (column, cell) in row.iter().enumerate() {
-            if column + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                let pad = widths[column] - cell.chars().count() + 2;
-                line.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    out.render()
 }

@@ -14,7 +14,9 @@ use kernlens_locate::{
 use kernlens_trace::Options;
 
 use super::progress::{self, Progress};
+use super::table::Table;
 use super::{Env, Failure, Format};
+use kernlens::triage::not_found_reason;
 
 /// Arguments of `kernlens locate`.
 #[derive(clap::Args)]
@@ -97,52 +99,27 @@ pub(crate) fn reason_shown(reason: Option<&str>) -> &str {
 }
 
 fn table(results: &[LocateResult]) -> String {
-    let header = [
-        "KIND".to_owned(),
-        "METHOD".to_owned(),
-        "CONFIDENCE".to_owned(),
-        "SOURCE".to_owned(),
-        "NAME".to_owned(),
-    ];
-    let rows: Vec<[String; 5]> = results
-        .iter()
-        .map(|r| {
-            let method = serde_json::to_value(r.method)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            let source = match (&r.path, r.line) {
-                (Some(p), Some(l)) => format!("{}:{l}", p.display()),
-                (Some(p), None) => p.display().to_string(),
-                _ => format!("not found ({})", reason_shown(r.reason.as_deref())),
-            };
-            [
-                r.kind.as_str().to_owned(),
-                method,
-                r.confidence.as_str().to_owned(),
-                source,
-                r.name.clone(),
-            ]
-        })
-        .collect();
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
+    let mut out = Table::new(
+        &["KIND", "METHOD", "CONFIDENCE", "SOURCE", "NAME"],
+        &[false; 5],
+    );
+    for r in results {
+        let method = serde_json::to_value(r.method)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let source = match (&r.path, r.line) {
+            (Some(p), Some(l)) => format!("{}:{l}", p.display()),
+            (Some(p), None) => p.display().to_string(),
+            _ => format!("not found ({})", reason_shown(Some(&not_found_reason(r)))),
+        };
+        out.row(vec![
+            r.kind.as_str().to_owned(),
+            method,
+            r.confidence.as_str().to_owned(),
+            source,
+            r.name.clone(),
+        ]);
     }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            line.push_str(cell);
-            if i + 1 < row.len() {
-                let pad = widths[i] - cell.chars().count() + 2;
-                line.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    out.render()
 }

@@ -16,6 +16,7 @@ mod progress;
 mod scratch;
 mod split;
 mod summary;
+mod table;
 mod triage;
 
 #[derive(Parser)]

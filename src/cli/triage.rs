@@ -15,6 +15,7 @@ use kernlens_gate::{Decision, Severity};
 use kernlens_locate::RootOrigin;
 
 use super::progress::{Progress, Spinner, TraceBar};
+use super::table::{self, Table};
 use super::{EXIT_STRICT, Env, Failure, Format, threshold_arg};
 
 /// Arguments of `kernlens triage`.
@@ -44,6 +45,9 @@ pub struct Args {
     /// Explicit per-attempt rewrite budget in minutes (default: the policy's 90).
     #[arg(long, value_name = "N")]
     rewrite_budget_min: Option<u32>,
+    /// Full kernel names in the table (default: short, distinct names).
+    #[arg(long)]
+    wide: bool,
     /// Do not discover installed framework packages as search roots.
     #[arg(long)]
     no_discover: bool,
@@ -105,7 +109,7 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
             "kernlens: sources not located: {why} (give --root DIR or set KERNLENS_SOURCE_ROOTS)"
         );
     }
-    args.format.write(&report, || render(&report))?;
+    args.format.write(&report, || render(&report, args.wide))?;
     if args.strict && !report.analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
@@ -114,7 +118,7 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
 
 /// The human report: what the trace is, whether the gate passed, then one
 /// row per task group.
-fn render(report: &TriageReport) -> String {
+fn render(report: &TriageReport, wide: bool) -> String {
     let analysis = &report.analysis;
     let timeline = &analysis.timeline;
     let gate = &report.gate;
@@ -133,20 +137,20 @@ fn render(report: &TriageReport) -> String {
     }
     let compute = gate
         .compute_pct
-        .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}%"));
+        .map_or_else(|| "unknown".to_owned(), table::pct);
     let _ = writeln!(
         out,
-        "timeline  {:.3} ms: GPU busy {:.2}%, idle {:.2}%, compute {compute}; kernel time {:.3} ms",
-        timeline.total_us / 1000.0,
-        timeline.busy_pct,
-        timeline.idle_pct,
-        timeline.kernel_sum_us / 1000.0
+        "timeline  {} ms: GPU busy {}, idle {}, compute {compute}; kernel time {} ms",
+        table::ms(timeline.total_us),
+        table::pct(timeline.busy_pct),
+        table::pct(timeline.idle_pct),
+        table::ms(timeline.kernel_sum_us)
     );
     let graph = &analysis.graph;
     if graph.launches > 0 {
         let coverage = graph
             .coverage
-            .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.3}"));
+            .map_or_else(|| "unknown".to_owned(), table::share);
         let _ = writeln!(
             out,
             "graphs    {} launches, {} with recorded kernels (coverage {coverage}){}",
@@ -161,13 +165,13 @@ fn render(report: &TriageReport) -> String {
     }
     let idle = gate
         .idle_pct
-        .map_or_else(|| "unknown".to_owned(), |i| format!("{i:.2}%"));
+        .map_or_else(|| "unknown".to_owned(), table::pct);
     let _ = writeln!(
         out,
-        "gate      {} (idle {idle}, threshold {:.2}%; compute {compute}, minimum {:.2}%)",
+        "gate      {} (idle {idle}, threshold {}; compute {compute}, minimum {})",
         gate.decision.as_str(),
-        gate.threshold_pct,
-        gate.min_compute_pct
+        table::pct(gate.threshold_pct),
+        table::pct(gate.min_compute_pct)
     );
     for warning in &gate.warnings {
         let level = match warning.severity {
@@ -216,12 +220,12 @@ fn render(report: &TriageReport) -> String {
     let listed: f64 = report.task_groups.iter().map(|g| g.share).sum();
     let _ = writeln!(
         out,
-        "\n{} hot kernel row(s) in {} task group(s), {:.1}% of kernel time:\n",
+        "\n{} hot kernel row(s) in {} task group(s), {} of kernel time:\n",
         analysis.kernels.len(),
         report.task_groups.len(),
-        listed * 100.0
+        table::share(listed)
     );
-    out.push_str(&table(&report.task_groups));
+    out.push_str(&groups_table(&report.task_groups, wide));
     out
 }
 
@@ -248,91 +252,56 @@ fn shown_path(path: &Path) -> String {
         .to_string()
 }
 
-/// Demangled C++ names run to hundreds of characters; the table shows
-/// their head (the JSON keeps them whole).
-fn shortened(name: &str) -> String {
-    const MAX_CHARS: usize = 100;
-    if name.chars().count() <= MAX_CHARS {
-        return name.to_owned();
-    }
-    let mut head: String = name.chars().take(MAX_CHARS - 1).collect();
-    head.push('…');
-    head
-}
-
-fn table(groups: &[TriageGroup]) -> String {
-    let header = [
-        "ID",
-        "SHARE",
-        "CALLS",
-        "CATEGORY",
-        "KIND",
-        "SOURCE",
-        "ROUTE",
-        "OPERATION",
-    ]
-    .map(str::to_owned);
-    let rows: Vec<[String; 8]> = groups
-        .iter()
-        .map(|g| {
-            let source = match (&g.source.path, g.source.line) {
-                (Some(p), Some(l)) if g.source.found => format!("{}:{l}", shown_path(p)),
-                (Some(p), None) if g.source.found => shown_path(p),
-                _ => format!(
-                    "not found ({})",
-                    super::locate::reason_shown(Some(
-                        g.source.reason.as_deref().unwrap_or("no_match")
-                    ))
-                ),
-            };
-            let route = match g.rewrite_route.reason() {
-                None => "eligible".to_owned(),
-                Some(reason) => format!("declined: {}", reason.as_str()),
-            };
-            let mut operation = shortened(&g.operation);
-            if g.kernels.len() > 1 {
-                let _ = write!(operation, " (+{} more)", g.kernels.len() - 1);
-            }
-            [
-                g.id.clone(),
-                format!("{:.1}%", g.share * 100.0),
-                g.calls.to_string(),
-                g.category.as_str().to_owned(),
-                g.source.kind.as_str().to_owned(),
-                source,
-                route,
-                operation,
-            ]
-        })
-        .collect();
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+/// One row per task group. The operation is its short name (ident's key, numbered where
+/// two groups share one) unless `wide`; the JSON keeps it whole.
+fn groups_table(groups: &[TriageGroup], wide: bool) -> String {
+    let mut out = Table::new(
+        &[
+            "ID",
+            "SHARE",
+            "CALLS",
+            "TOTAL_MS",
+            "CATEGORY",
+            "KIND",
+            "SOURCE",
+            "ROUTE",
+            "OPERATION",
+        ],
+        &[false, true, true, true, false, false, false, false, false],
+    );
+    let names: Vec<String> = if wide {
+        groups.iter().map(|g| g.operation.clone()).collect()
+    } else {
+        table::short_names(groups.iter().map(|g| g.operation.as_str()), 60)
+    };
+    for (g, name) in groups.iter().zip(names) {
+        let source = match (&g.source.path, g.source.line) {
+            (Some(p), Some(l)) if g.source.found => format!("{}:{l}", shown_path(p)),
+            (Some(p), None) if g.source.found => shown_path(p),
+            _ => format!(
+                "not found ({})",
+                super::locate::reason_shown(Some(g.source.reason.as_deref().unwrap_or("no_match")))
+            ),
+        };
+        let route = match g.rewrite_route.reason() {
+            None => "eligible".to_owned(),
+            Some(reason) => format!("declined: {}", reason.as_str()),
+        };
+        let mut operation = name;
+        if g.kernels.len() > 1 {
+            let _ = write!(operation, " (+{} more)", g.kernels.len() - 1);
         }
+        out.row(vec![
+            g.id.clone(),
+            table::share(g.share),
+            g.calls.to_string(),
+            table::ms(g.total_us),
+            g.category.as_str().to_owned(),
+            g.source.kind.as_str().to_owned(),
+            source,
+            route,
+            operation,
+        ]);
     }
-    // Numbers read right-aligned; text left-aligned.
-    let right = [false, true, true, false, false, false, false, false];
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            if right[i] {
-                line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                if i + 1 < row.len() {
-                    line.extend(std::iter::repeat_n(' ', pad));
-                }
-            }
-            if i + 1 < row.len() {
-                line.push_str("  ");
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    out.render()
 }

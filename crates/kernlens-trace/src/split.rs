@@ -121,6 +121,7 @@ pub fn split_window(
     let c = collector.out;
     let window = match *mode {
         WindowMode::Explicit(w) => w,
+        WindowMode::Relative(w) => window::absolute(w, window::trace_start(&c)),
         WindowMode::Steady {
             min_repeats,
             source: steps,
