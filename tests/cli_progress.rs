@@ -95,7 +95,11 @@ fn a_terminal_gets_a_bar_in_decoded_bytes_for_plain_and_gzip_traces_over_64_mb()
     assert_eq!(bar_total(&on_terminal(&["gate", g]), &gzip), plain_total);
 
     // Machine output never carries progress, terminal or not.
-    for args in [&["summary", g, "--json"][..], &["gate", g, "--json"][..]] {
+    for args in [
+        &["summary", g, "--json"][..],
+        &["summary", g, "--csv", "kernels"][..],
+        &["gate", g, "--json"][..],
+    ] {
         let terminal = on_terminal(args);
         assert!(!terminal.contains("reading "), "{args:?}: {terminal:?}");
     }

@@ -19,6 +19,9 @@ pub struct Args {
     /// JSON: one `kernlens.ident/1` document instead of a table.
     #[command(flatten)]
     format: Format,
+    /// Print the table as RFC 4180 CSV instead (full names, times in µs).
+    #[arg(long, conflicts_with_all = ["json", "pretty"])]
+    csv: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
@@ -31,6 +34,9 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         }
     }
     let results: Vec<Identification> = names.into_iter().map(Identification::of).collect();
+    if args.csv {
+        return super::csv_tables::ident(&results);
+    }
     args.format
         .write(&IdentDocument::new(&results), || table(&results))
 }

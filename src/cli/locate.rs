@@ -40,6 +40,9 @@ pub struct Args {
     /// JSON: one `kernlens.locate/1` document instead of a table.
     #[command(flatten)]
     format: Format,
+    /// Print the table as RFC 4180 CSV instead (full names, times in µs).
+    #[arg(long, conflicts_with_all = ["json", "pretty"])]
+    csv: bool,
 }
 
 pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
@@ -64,7 +67,7 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     for w in locator.warnings() {
         eprintln!("kernlens: warning: {}", w.message);
     }
-    let progress = Progress::new(env, args.format.is_json());
+    let progress = Progress::new(env, args.format.is_json() || args.csv);
     let mut opts = LocateOptions::default().with_kind_context(env.kind_context());
     if let Some(trace) = &args.trace {
         let source = super::open_trace(trace)?;
@@ -82,6 +85,9 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     ));
     let results = locator.locate_many(&names, &opts);
     drop(spinner);
+    if args.csv {
+        return super::csv_tables::locate(&results);
+    }
     args.format
         .write(&LocateDocument::new(locator.roots(), &results), || {
             table(&results)

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub use env::Env;
 
+mod csv_tables;
 mod env;
 mod gate;
 mod ident;

@@ -7,6 +7,7 @@ use kernlens_trace::{
     Analysis, KernelRow, Limits, Options, StepSource, TimeWindow, WindowMode, WindowStatus,
 };
 
+use super::csv_tables::{self, SummaryTable};
 use super::progress::{self, Progress};
 use super::table::{self, Table};
 use super::{EXIT_STRICT, Env, Failure, Format};
@@ -31,6 +32,10 @@ pub struct Args {
     /// JSON: the kernlens.summary/1 document (kernlens.ranks/1 with --all-ranks).
     #[command(flatten)]
     format: Format,
+    /// Print one table as RFC 4180 CSV (µs, full names): kernels, ops, categories, or ranks
+    /// (with --all-ranks).
+    #[arg(long, value_name = "TABLE", value_enum, conflicts_with_all = ["json", "pretty"])]
+    csv: Option<SummaryTable>,
     /// Exit with status 3 when the trace had structural problems.
     #[arg(long)]
     strict: bool,
@@ -89,11 +94,21 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     opts.top_k = args.top;
     opts.window = args.window;
     opts.limits = args.limits.limits();
+    let machine = args.format.is_json() || args.csv.is_some();
+    match (args.all_ranks, args.csv) {
+        (true, Some(table)) if table != SummaryTable::Ranks => {
+            return usage("with --all-ranks, --csv writes the ranks table: --csv ranks");
+        }
+        (false, Some(SummaryTable::Ranks)) => {
+            return usage("--csv ranks needs --all-ranks on a directory of traces");
+        }
+        _ => {}
+    }
     if args.all_ranks {
-        return all_ranks(&args, &opts, Progress::new(env, args.format.is_json()));
+        return all_ranks(&args, &opts, Progress::new(env, machine));
     }
     let source = super::open_trace(&args.trace)?;
-    let progress = Progress::new(env, args.format.is_json());
+    let progress = Progress::new(env, machine);
     // Every row is kept for the category breakdown, then cut to --top: the rows are ranked
     // before the cut, so the JSON is the one `top_k` gives.
     opts.top_k = 0;
@@ -109,8 +124,12 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
         categories: &categories,
         wide: args.wide,
     };
-    args.format
-        .write(&analysis.to_json(), || render(&analysis, &view))?;
+    match args.csv {
+        Some(table) => csv_tables::summary(table, &analysis, &categories)?,
+        None => args
+            .format
+            .write(&analysis.to_json(), || render(&analysis, &view))?,
+    };
     if args.strict && !analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
@@ -123,6 +142,10 @@ fn all_ranks(args: &Args, opts: &Options, progress: Progress) -> Result<ExitCode
     drop(spinner);
     let report =
         report.map_err(|e| Failure::new(format!("cannot read ranks of '{}'", args.trace), e))?;
+    if args.csv.is_some() {
+        csv_tables::ranks(&report)?;
+        return Ok(strict_ranks(args, &report));
+    }
     args.format.write(&report.to_json(), || {
         use std::fmt::Write;
         let mut o = format!("{} rank(s) under {}\n", report.ranks.len(), report.input);
@@ -168,16 +191,27 @@ fn all_ranks(args: &Args, opts: &Options, progress: Progress) -> Result<ExitCode
         }
         o
     })?;
-    // A failed rank is at least as damaged as one with recovered problems (a rank without a
-    // trace array used to be an analysis carrying that stream error).
+    Ok(strict_ranks(args, &report))
+}
+
+/// `--strict` on all ranks: a failed rank is at least as damaged as one with recovered
+/// problems (a rank without a trace array used to be an analysis carrying that stream error).
+fn strict_ranks(args: &Args, report: &kernlens_trace::RankReport) -> ExitCode {
     let damaged = report
         .ranks
         .iter()
         .any(|r| r.result.is_err() || r.result.as_ref().is_ok_and(|a| !a.stream_errors.is_empty()));
     if args.strict && damaged {
-        return Ok(ExitCode::from(EXIT_STRICT));
+        return ExitCode::from(EXIT_STRICT);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
+}
+
+/// A flag combination clap cannot check: one line on standard error, exit 2 as for clap's
+/// own usage errors.
+fn usage(why: &str) -> Result<ExitCode, Failure> {
+    eprintln!("kernlens: usage: {why}");
+    Ok(ExitCode::from(2))
 }
 
 /// One kernel category's part of the kernel time (all kernels, not only the top rows).

@@ -54,6 +54,9 @@ pub struct Args {
     /// JSON: one `kernlens.triage/1` document instead of the table.
     #[command(flatten)]
     format: Format,
+    /// Print the table as RFC 4180 CSV instead (full names, times in µs).
+    #[arg(long, conflicts_with_all = ["json", "pretty"])]
+    csv: bool,
     /// Exit 3 when the trace had recovered structural problems.
     #[arg(long)]
     strict: bool,
@@ -72,7 +75,7 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
         Triage::new(roots, options).map_err(|e| Failure::new("cannot triage kernels", e))?;
 
     let source = super::open_trace(&args.trace)?;
-    let progress = Progress::new(env, args.format.is_json());
+    let progress = Progress::new(env, args.format.is_json() || args.csv);
     let mut spinner: Option<Spinner> = None;
     let mut reading: Option<TraceBar> = None;
     let mut on_phase = |phase: Phase<'_>| {
@@ -109,7 +112,11 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
             "kernlens: sources not located: {why} (give --root DIR or set KERNLENS_SOURCE_ROOTS)"
         );
     }
-    args.format.write(&report, || render(&report, args.wide))?;
+    if args.csv {
+        super::csv_tables::triage(&report)?;
+    } else {
+        args.format.write(&report, || render(&report, args.wide))?;
+    }
     if args.strict && !report.analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
