@@ -19,6 +19,7 @@ mod split;
 mod summary;
 mod table;
 mod triage;
+mod window;
 
 #[derive(Parser)]
 #[command(

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use kernlens::output::{AtomicFile, ensure_not_input};
 use kernlens_trace::{SplitOptions, SplitReport, WindowMode, split_window};
 
-use super::summary::window_mode;
+use super::window::window_mode;
 use super::{EXIT_STRICT, Failure, Format};
 
 /// Arguments of `kernlens split`.

@@ -3,9 +3,7 @@
 use std::process::ExitCode;
 
 use kernlens_ident::{Category, classify};
-use kernlens_trace::{
-    Analysis, KernelRow, Limits, Options, StepSource, TimeWindow, WindowMode, WindowStatus,
-};
+use kernlens_trace::{Analysis, KernelRow, Limits, Options, StepSource, WindowMode, WindowStatus};
 
 use super::csv_tables::{self, SummaryTable};
 use super::progress::{self, Progress};
@@ -20,8 +18,9 @@ pub struct Args {
     /// Kernel and op rows to show (0 shows all).
     #[arg(long, default_value_t = 10)]
     top: usize,
-    /// Window to aggregate: auto, none, annotation, cpu-steps or START_US:END_US.
-    #[arg(long, default_value = "none", value_parser = window_mode)]
+    /// Window to aggregate: auto, none, annotation, cpu-steps, START_US:END_US (trace
+    /// timestamps) or +START:+END (from the trace's first event; µs, or an ms/s suffix).
+    #[arg(long, default_value = "none", value_parser = super::window::window_mode, allow_hyphen_values = true)]
     window: WindowMode,
     /// Analyse every rank of a directory in parallel and report the busy% spread.
     #[arg(long)]
@@ -65,28 +64,6 @@ impl LimitArgs {
         limits.max_input_bytes = self.max_input_bytes;
         limits
     }
-}
-
-/// Maps a `--window` value onto the library's window mode (a bad value is a usage error).
-pub fn window_mode(spec: &str) -> Result<WindowMode, String> {
-    Ok(match spec {
-        "none" => WindowMode::Full,
-        "auto" => WindowMode::steady(StepSource::Auto),
-        "annotation" => WindowMode::steady(StepSource::Annotation),
-        "cpu-steps" => WindowMode::steady(StepSource::CpuSteps),
-        range => {
-            let window = TimeWindow::parse_us(range)
-                .map_err(|e| format!("{e}; or use auto, none, annotation, cpu-steps"))?;
-            // A length past i64 ns (about 292 years) would wrap in the window arithmetic.
-            if window.end_ns().checked_sub(window.start_ns()).is_none() {
-                return Err(format!(
-                    "the window '{range}' is longer than 9223372036854775807 ns; \
-                     give START_US:END_US within the trace"
-                ));
-            }
-            WindowMode::Explicit(window)
-        }
-    })
 }
 
 pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {

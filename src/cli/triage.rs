@@ -30,6 +30,10 @@ pub struct Args {
     /// Hot kernel rows taken from the trace (0 takes all).
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
+    /// The part of the trace to triage, as for `summary --window`: auto, none, annotation,
+    /// cpu-steps, START_US:END_US or +START:+END.
+    #[arg(long, default_value = "none", value_parser = super::window::window_mode, allow_hyphen_values = true)]
+    window: kernlens_trace::WindowMode,
     /// High-idle threshold in percent (0..=100); overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     idle_threshold: Option<f64>,
@@ -65,6 +69,7 @@ pub struct Args {
 pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let mut options = TriageOptions::default();
     options.top_k = args.top;
+    options.window = args.window;
     options.thresholds = env.thresholds(args.idle_threshold, args.min_compute);
     options.apply_gate = !args.no_gate;
     options.rewrite_opt_in = args.rewrite_opt_in;
@@ -115,7 +120,8 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     if args.csv {
         super::csv_tables::triage(&report)?;
     } else {
-        args.format.write(&report, || render(&report, args.wide))?;
+        args.format
+            .write(&report, || render(&report, &args.window, args.wide))?;
     }
     if args.strict && !report.analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
@@ -125,7 +131,7 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
 
 /// The human report: what the trace is, whether the gate passed, then one
 /// row per task group.
-fn render(report: &TriageReport, wide: bool) -> String {
+fn render(report: &TriageReport, requested: &kernlens_trace::WindowMode, wide: bool) -> String {
     let analysis = &report.analysis;
     let timeline = &analysis.timeline;
     let gate = &report.gate;
@@ -134,6 +140,14 @@ fn render(report: &TriageReport, wide: bool) -> String {
         out,
         "trace     {} ({} events)",
         analysis.trace_file, analysis.event_total
+    );
+    if let Some(start) = analysis.trace_start_us {
+        let _ = writeln!(out, "start     {start:.3} us (the first event)");
+    }
+    let _ = writeln!(
+        out,
+        "scope     {}",
+        super::summary::scope_line(analysis, requested)
     );
     if !analysis.stream_errors.is_empty() {
         let _ = writeln!(
