@@ -75,8 +75,22 @@ fn a_relative_window_gives_the_document_of_the_absolute_window_it_names() {
             let by_relative = json_of(&["summary", t, "--top", "0", "--window", relative]);
             assert_eq!(by_relative, by_absolute, "{name}: {relative} vs {absolute}");
         }
-        // The same through triage.
-        let triage = json_of(&["triage", t, "--no-discover", "--window", "+1ms:+6.5ms"]);
+        // The same through triage, with a root so the launcher observer rides along (the
+        // start must not move with it).
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src");
+        let triage = json_of(&[
+            "triage",
+            t,
+            "--root",
+            src.to_str().unwrap(),
+            "--no-discover",
+            "--window",
+            "+1ms:+6.5ms",
+        ]);
+        assert_eq!(
+            triage["summary"]["trace_start_us"], whole["trace_start_us"],
+            "{name}"
+        );
         assert_eq!(triage["summary"]["window"], by_absolute["window"], "{name}");
         assert_eq!(
             triage["summary"]["timeline"], by_absolute["timeline"],

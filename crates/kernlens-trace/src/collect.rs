@@ -259,7 +259,9 @@ impl<'o> Collector<'o> {
         let o = &mut self.out;
         let mut name_of = |o: &mut Collected| names.name(name_id, &ev.name, &mut o.names);
         o.event_total += 1;
-        if ev.ph_x {
+        // Only the categories analysis itself reads: Python frames (an observer's), flows
+        // and others (split's) would move the start with who is listening.
+        if ev.ph_x && !matches!(ev.cat, Cat::PythonFunction | Cat::Flow | Cat::Other) {
             o.first_complete_ts = Some(o.first_complete_ts.map_or(ev.ts, |t| t.min(ev.ts)));
         }
         // Name tests run on the raw bytes unless escapes make the text differ.

@@ -15,8 +15,8 @@ pub(crate) struct Chosen {
 }
 
 /// The trace's first event: the earliest timestamp among the GPU activity and the complete
-/// events of the categories the reader folds (CPU ops, runtime and driver calls,
-/// annotations, Python frames); other categories are skipped unparsed. The origin of
+/// events of the categories analysis reads (CPU ops, runtime and driver calls, annotations;
+/// not Python frames, which only an observer asks for). The origin of
 /// relative windows and the `trace_start_us` of the summary; `None` for a trace with none.
 pub(crate) fn trace_start(c: &Collected) -> Option<i64> {
     c.gpu.iter().map(|r| r.ts).chain(c.first_complete_ts).min()
