@@ -163,3 +163,23 @@ fn summary_triage_and_gate_share_one_unit_and_share_format() {
     );
     assert!(!gate.contains(") ("), "{gate}");
 }
+
+#[test]
+fn a_vendor_kernel_reads_vendor_binary_in_locate_and_triage_alike() {
+    let name = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT";
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src");
+    let src = src.to_str().unwrap();
+    let locate = stdout_of(&["locate", name, "--root", src, "--no-discover"]);
+    let row = locate.lines().find(|l| l.ends_with(name)).unwrap();
+    assert!(row.contains("not found (vendor_binary)"), "{row}");
+    let trace = fixture("eager.json.gz");
+    let triage = stdout_of(&[
+        "triage",
+        trace.to_str().unwrap(),
+        "--root",
+        src,
+        "--no-discover",
+    ]);
+    let row = triage.lines().find(|l| l.ends_with(name)).unwrap();
+    assert!(row.contains("not found (vendor_binary)"), "{row}");
+}

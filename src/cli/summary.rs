@@ -201,11 +201,13 @@ pub struct CategoryRow {
     pub calls: u64,
     /// Σ GPU time, µs.
     pub total_us: f64,
+    /// Σ GPU time, ns.
+    total_ns: i64,
     /// Its share of all kernel time, 0–1.
     pub share: f64,
 }
 
-/// The kernel time per ident category, largest first (ties in category order).
+/// The kernel time per ident category, largest first (ties in order of first appearance).
 pub fn categories(kernels: &[KernelRow]) -> Vec<CategoryRow> {
     let mut rows: Vec<CategoryRow> = Vec::new();
     for k in kernels {
@@ -218,6 +220,7 @@ pub fn categories(kernels: &[KernelRow]) -> Vec<CategoryRow> {
                     kernels: 0,
                     calls: 0,
                     total_us: 0.0,
+                    total_ns: 0,
                     share: 0.0,
                 });
                 let last = rows.len() - 1;
@@ -226,10 +229,14 @@ pub fn categories(kernels: &[KernelRow]) -> Vec<CategoryRow> {
         };
         row.kernels += 1;
         row.calls += k.calls;
-        row.total_us += k.total_us;
+        row.total_ns = row.total_ns.saturating_add(k.total_ns);
         row.share += k.share;
     }
-    rows.sort_by(|a, b| b.total_us.total_cmp(&a.total_us));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.total_ns));
+    for row in &mut rows {
+        // From exact ns, as the reader converts its own totals.
+        row.total_us = row.total_ns as f64 / 1000.0;
+    }
     rows
 }
 
