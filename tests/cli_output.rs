@@ -69,6 +69,28 @@ fn summary_table_and_json_exit_0_when_the_reader_closes_the_pipe() {
 }
 
 #[test]
+fn csv_tables_exit_0_when_the_reader_closes_the_pipe() {
+    let trace = fixture("eager.json.gz");
+    for table in ["kernels", "ops", "categories"] {
+        assert_quiet_exit(&strings(&["summary", &trace, "--csv", table]));
+    }
+    assert_quiet_exit(&strings(&[
+        "ident",
+        "triton_poi_fused_gelu_view_2",
+        "--csv",
+    ]));
+    assert_quiet_exit(&strings(&["triage", &trace, "--no-discover", "--csv"]));
+    assert_quiet_exit(&strings(&[
+        "locate",
+        "triton_poi_fused_gelu_view_2",
+        "--no-discover",
+        "--root",
+        &format!("{}/fixtures/src", env!("CARGO_MANIFEST_DIR")),
+        "--csv",
+    ]));
+}
+
+#[test]
 fn summary_all_ranks_exits_0_when_the_reader_closes_the_pipe() {
     let dir = temp_dir();
     for name in ["eager.json.gz", "train.json.gz"] {
