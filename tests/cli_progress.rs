@@ -118,6 +118,40 @@ fn a_terminal_gets_a_bar_in_decoded_bytes_for_plain_and_gzip_traces_over_64_mb()
 }
 
 #[test]
+fn a_source_search_shows_a_spinner_on_a_terminal_and_none_with_json() {
+    let eager = fixture("eager.json.gz");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src");
+    let args = [
+        "triage",
+        eager.to_str().unwrap(),
+        "--root",
+        src.to_str().unwrap(),
+        "--no-discover",
+    ];
+    let terminal = on_terminal(&args);
+    assert!(
+        terminal.contains("searching 1 source root(s) for 6 kernel(s)"),
+        "{terminal:?}"
+    );
+    let terminal = on_terminal(&[&args[..], &["--json"]].concat());
+    assert!(!terminal.contains("searching"), "{terminal:?}");
+    let names = [
+        "locate",
+        "_fused_scale_bias_kernel",
+        "--root",
+        src.to_str().unwrap(),
+        "--no-discover",
+    ];
+    let terminal = on_terminal(&names);
+    assert!(
+        terminal.contains("searching 1 source root(s) for 1 kernel(s)"),
+        "{terminal:?}"
+    );
+    let terminal = on_terminal(&[&names[..], &["--csv"]].concat());
+    assert!(!terminal.contains("searching"), "{terminal:?}");
+}
+
+#[test]
 fn a_small_trace_draws_no_bar_on_a_terminal() {
     let eager = fixture("eager.json.gz");
     let terminal = on_terminal(&["summary", eager.to_str().unwrap(), "--top", "1"]);

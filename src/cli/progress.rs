@@ -70,6 +70,7 @@ impl Progress {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.set_message(message);
+        bar.tick();
         bar.enable_steady_tick(Duration::from_millis(100));
         Some(Spinner(bar))
     }
