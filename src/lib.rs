@@ -38,6 +38,9 @@ pub use kernlens_scratch as scratch;
 /// Files the CLI writes outside scratch: temp file, fsync, rename; never the input, never through a link.
 pub mod output;
 
+/// Two traces compared by operator identity: did the change help (`kernlens diff`).
+pub mod diff;
+
 pub mod triage;
 
 /// The triage pipeline: [`Triage`] composes every stage over one trace.

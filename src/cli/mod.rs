@@ -9,11 +9,13 @@ use clap::{Parser, Subcommand};
 pub use env::Env;
 
 mod csv_tables;
+mod diff;
 mod env;
 mod gate;
 mod ident;
 mod locate;
 mod progress;
+mod report;
 mod scratch;
 mod split;
 mod summary;
@@ -48,6 +50,10 @@ enum Command {
     Scratch(scratch::Args),
     /// The main job: gate a trace, then list its hot kernels as task groups with their sources.
     Triage(triage::Args),
+    /// One self-contained HTML page of a trace: timeline, breakdown, hot kernels, gate.
+    Report(report::Args),
+    /// Did the change help? Two traces compared by operator identity.
+    Diff(diff::Args),
 }
 
 /// A failure reported to the user as one line: `kernlens: <what failed>: <why>`.
@@ -184,6 +190,8 @@ pub fn main() -> ExitCode {
         Command::Locate(args) => locate::run(args, &env),
         Command::Scratch(args) => scratch::run(args, &env),
         Command::Triage(args) => triage::run(args, &env),
+        Command::Report(args) => report::run(args, &env),
+        Command::Diff(args) => diff::run(args),
     };
     match outcome {
         Ok(code) => code,

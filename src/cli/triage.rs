@@ -1,6 +1,6 @@
 //! `kernlens triage TRACE [--root DIR...] [--top N] [--idle-threshold PCT]
 //! [--min-compute PCT] [--no-gate] [--rewrite-opt-in] [--rewrite-budget-min N]
-//! [--json] [--strict]`: the main job (cli.md). Environment values
+//! [--baseline OLD_TRACE] [--json] [--strict]`: the main job (cli.md). Environment values
 //! (`KERNLENS_SOURCE_ROOTS`, the two gate thresholds, the discovery
 //! environment, cache directories, the scratch root to exclude) are read
 //! here, at the edge, and handed to the library.
@@ -52,6 +52,12 @@ pub struct Args {
     /// Full kernel names in the table (default: short, distinct names).
     #[arg(long)]
     wide: bool,
+    /// A trace from before the change: each group's time then and now (diff.md).
+    #[arg(long, value_name = "OLD_TRACE")]
+    baseline: Option<String>,
+    /// Also write the report page (`kernlens report`'s) of this triage to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Do not discover installed framework packages as search roots.
     #[arg(long)]
     no_discover: bool,
@@ -104,10 +110,46 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
             _ => {}
         }
     };
-    let report = triage.run_with_progress(&source, &mut on_phase);
+    let mut lanes = match &args.html {
+        Some(page) => {
+            super::report::refuse_input(page, source.path())?;
+            Some(super::report::recorder())
+        }
+        None => None,
+    };
+    let observer = lanes
+        .as_mut()
+        .map(|r| r as &mut dyn kernlens_trace::EventObserver);
+    // The baseline is read beside the triage's own read (diff.md, "Triage baseline").
+    let old = args
+        .baseline
+        .as_deref()
+        .map(super::open_trace)
+        .transpose()?;
+    let (report, old) = std::thread::scope(|scope| {
+        let old = old.as_ref().map(|old| {
+            scope.spawn(move || {
+                kernlens::diff::Capture::read(old, Default::default(), &Default::default(), None)
+            })
+        });
+        let report = triage.run_observed(&source, &mut on_phase, observer);
+        (report, old.map(|read| read.join()))
+    });
     drop(spinner);
     drop(reading);
-    let report = report.map_err(|e| Failure::new("cannot triage kernels", e))?;
+    let mut report = report.map_err(|e| Failure::new("cannot triage kernels", e))?;
+    if let (Some(read), Some(path)) = (old, &args.baseline) {
+        let read =
+            read.map_err(|_| Failure::new("cannot read the baseline", "its reader panicked"))?;
+        let old =
+            read.map_err(|e| Failure::new(format!("cannot read baseline trace '{path}'"), e))?;
+        report.baseline = Some(kernlens::diff::triage_baseline(&old, &report));
+    }
+    if let (Some(page), Some(recorder)) = (&args.html, lanes) {
+        let lanes = recorder.finish(&report.analysis);
+        let doc = super::report::triage_page(&report, &lanes);
+        super::report::write_page(page, source.path(), &doc)?;
+    }
 
     for warning in &report.root_warnings {
         eprintln!("kernlens: warning: {}", warning.message);
@@ -246,7 +288,27 @@ fn render(report: &TriageReport, requested: &kernlens_trace::WindowMode, wide: b
         report.task_groups.len(),
         table::share(listed)
     );
-    out.push_str(&groups_table(&report.task_groups, wide));
+    if let Some(baseline) = &report.baseline {
+        let _ = writeln!(
+            out,
+            "baseline  {}: {}",
+            baseline.trace_file, baseline.headline
+        );
+        for warning in &baseline.warnings {
+            let _ = writeln!(
+                out,
+                "          warning: {}: {}",
+                warning.code.as_str(),
+                warning.message
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str(&groups_table(
+        &report.task_groups,
+        report.baseline.as_ref(),
+        wide,
+    ));
     out
 }
 
@@ -261,7 +323,7 @@ fn origin(origin: &RootOrigin) -> &'static str {
 
 /// A path relative to the working directory when it lies below it (shorter
 /// to read), else as it is.
-fn shown_path(path: &Path) -> String {
+pub(super) fn shown_path(path: &Path) -> String {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| {
@@ -274,22 +336,24 @@ fn shown_path(path: &Path) -> String {
 }
 
 /// One row per task group. The operation is its short name (ident's key, numbered where
-/// two groups share one) unless `wide`; the JSON keeps it whole.
-fn groups_table(groups: &[TriageGroup], wide: bool) -> String {
-    let mut out = Table::new(
-        &[
-            "ID",
-            "SHARE",
-            "CALLS",
-            "TOTAL_MS",
-            "CATEGORY",
-            "KIND",
-            "SOURCE",
-            "ROUTE",
-            "OPERATION",
-        ],
-        &[false, true, true, true, false, false, false, false, false],
-    );
+/// two groups share one) unless `wide`; the JSON keeps it whole. With a baseline, its
+/// columns (`BASE ms`, `NOW ms`, `Δ %`, diff.md) come before OPERATION.
+fn groups_table(
+    groups: &[TriageGroup],
+    baseline: Option<&kernlens::diff::TriageBaseline>,
+    wide: bool,
+) -> String {
+    let mut header = vec![
+        "ID", "SHARE", "CALLS", "TOTAL_MS", "CATEGORY", "KIND", "SOURCE", "ROUTE",
+    ];
+    let mut right = vec![false, true, true, true, false, false, false, false];
+    if baseline.is_some() {
+        header.extend(["BASE ms", "NOW ms", "Δ %"]);
+        right.extend([true, true, true]);
+    }
+    header.push("OPERATION");
+    right.push(false);
+    let mut out = Table::new(&header, &right);
     let names: Vec<String> = if wide {
         groups.iter().map(|g| g.operation.clone()).collect()
     } else {
@@ -312,7 +376,7 @@ fn groups_table(groups: &[TriageGroup], wide: bool) -> String {
         if g.kernels.len() > 1 {
             let _ = write!(operation, " (+{} more)", g.kernels.len() - 1);
         }
-        out.row(vec![
+        let mut cells = vec![
             g.id.clone(),
             table::share(g.share),
             g.calls.to_string(),
@@ -321,8 +385,24 @@ fn groups_table(groups: &[TriageGroup], wide: bool) -> String {
             g.source.kind.as_str().to_owned(),
             source,
             route,
-            operation,
-        ]);
+        ];
+        if let Some(baseline) = baseline {
+            match baseline.group(&g.id) {
+                Some(b) => cells.extend([
+                    table::ms(b.total_us.before),
+                    table::ms(b.total_us.after),
+                    match b.status {
+                        kernlens::diff::GroupStatus::Matched => {
+                            kernlens::diff::signed_pct(b.total_us.delta_pct)
+                        }
+                        _ => "new".to_owned(),
+                    },
+                ]),
+                None => cells.extend(["-".to_owned(), "-".to_owned(), "-".to_owned()]),
+            }
+        }
+        cells.push(operation);
+        out.row(cells);
     }
     out.render()
 }

@@ -33,7 +33,7 @@ use kernlens_locate::{
     Confidence, KindContext, LauncherIndexBuilder, LauncherOptions, LocateError, LocateOptions,
     LocateResult, Locator, LocatorBuilder, Method, SearchRoot, source_kind_for,
 };
-use kernlens_trace::{Analysis, Options, TraceError, TraceSource};
+use kernlens_trace::{Analysis, EventObserver, Options, TraceError, TraceSource};
 
 pub use report::{GroupSource, TRIAGE_SCHEMA, TriageGroup, TriageReport, not_found_reason};
 
@@ -142,6 +142,16 @@ impl kernlens_trace::ProgressSink for PhaseBytes<'_, '_> {
     }
 }
 
+/// Two observers of one read: the launcher index and a caller's.
+struct Tee<'a, 'b>(&'a mut dyn EventObserver, &'b mut dyn EventObserver);
+
+impl EventObserver for Tee<'_, '_> {
+    fn observe(&mut self, event: &kernlens_trace::ObservedEvent<'_>) {
+        self.0.observe(event);
+        self.1.observe(event);
+    }
+}
+
 /// Where sources are searched, or why they are not.
 #[derive(Debug)]
 enum Sources {
@@ -236,6 +246,17 @@ impl Triage {
         source: &TraceSource,
         progress: &mut dyn FnMut(Phase<'_>),
     ) -> Result<TriageReport, TriageError> {
+        self.run_observed(source, progress, None)
+    }
+
+    /// [`Triage::run_with_progress`], also handing `observer` every event the one read
+    /// observes (the HTML report's timeline lanes ride along this way).
+    pub fn run_observed(
+        &mut self,
+        source: &TraceSource,
+        progress: &mut dyn FnMut(Phase<'_>),
+        mut observer: Option<&mut dyn EventObserver>,
+    ) -> Result<TriageReport, TriageError> {
         let options = &self.options;
         let mut trace_options = Options::default();
         trace_options.top_k = options.top_k;
@@ -251,16 +272,29 @@ impl Triage {
         let (analysis, launchers) = match &self.sources {
             Sources::Roots(_) => {
                 let mut builder = LauncherIndexBuilder::new(options.launcher.clone());
-                let analysis = kernlens_trace::analyze_with_progress(
-                    source,
-                    &trace_options,
-                    Some(&mut builder),
-                    &mut bytes,
-                );
+                let analysis = match observer.as_deref_mut() {
+                    Some(extra) => kernlens_trace::analyze_with_progress(
+                        source,
+                        &trace_options,
+                        Some(&mut Tee(&mut builder, extra)),
+                        &mut bytes,
+                    ),
+                    None => kernlens_trace::analyze_with_progress(
+                        source,
+                        &trace_options,
+                        Some(&mut builder),
+                        &mut bytes,
+                    ),
+                };
                 (analysis, Some(builder.finish()))
             }
             Sources::Unavailable(_) => (
-                kernlens_trace::analyze_with_progress(source, &trace_options, None, &mut bytes),
+                kernlens_trace::analyze_with_progress(
+                    source,
+                    &trace_options,
+                    observer.map(|o| o as &mut dyn EventObserver),
+                    &mut bytes,
+                ),
                 None,
             ),
         };
@@ -292,6 +326,7 @@ impl Triage {
                 root_warnings,
                 sources_unavailable: unavailable,
                 group_warnings: Vec::new(),
+                baseline: None,
             });
         }
 
@@ -322,6 +357,7 @@ impl Triage {
             root_warnings,
             sources_unavailable: unavailable,
             group_warnings,
+            baseline: None,
         })
     }
 }

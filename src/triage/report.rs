@@ -37,6 +37,9 @@ pub struct TriageReport {
     pub sources_unavailable: Option<String>,
     /// Bad row numbers ident replaced while grouping.
     pub group_warnings: Vec<String>,
+    /// Each group's change since a baseline trace (`triage --baseline`; diff.md,
+    /// "Triage baseline"), set by [`crate::diff::triage_baseline`]'s caller.
+    pub baseline: Option<crate::diff::TriageBaseline>,
 }
 
 /// One task group: the hot rows of one operator identity, or one row whose
@@ -160,6 +163,9 @@ impl Serialize for TriageReport {
         doc.serialize_field("gate", &self.gate)?;
         doc.serialize_field("suppressed", &self.suppressed)?;
         doc.serialize_field("task_groups", &self.task_groups)?;
+        if let Some(baseline) = &self.baseline {
+            doc.serialize_field("baseline", baseline)?;
+        }
         doc.end()
     }
 }

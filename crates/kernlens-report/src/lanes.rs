@@ -1,0 +1,635 @@
+//! The timeline's lanes: GPU intervals seen during the one read, binned per stream.
+//!
+//! [`LaneRecorder`] rides along the trace read as an [`EventObserver`] and keeps one
+//! 32-byte interval per GPU event; [`LaneRecorder::finish`] sorts each stream's
+//! intervals once and bins every union the page draws (busy, compute, communication,
+//! memcpy, graph replays) into at most [`MAX_BINS`] columns, so what is drawn does not
+//! grow with the trace. The same intervals give each lane's figures for the analysis'
+//! scope, by the trace crate's rules (trace.md §11): an event counts when its start lies
+//! in the window, clipped to it.
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use kernlens_trace::{
+    Analysis, COMM_PATTERNS, EventObserver, ObservedEvent, StreamId, TimeWindow, TraceId,
+};
+
+use crate::bins::{Cursor, Edges, Merger};
+
+/// The most bins a lane is drawn with.
+pub const MAX_BINS: usize = 2000;
+
+/// The bins a lane gets by default (one per pixel of the drawn timeline).
+pub const DEFAULT_BINS: usize = 1000;
+
+/// The most lane × bin cells a timeline has: with many streams each lane gets fewer
+/// bins, so that even columns that all differ (about 125 bytes of markup per cell,
+/// every layer and strip drawn) keep the page under 2 MB.
+pub const MAX_CELLS: usize = 12_000;
+
+/// The fewest bins a lane is cut into when [`MAX_CELLS`] is shared by many lanes.
+const MIN_BINS: usize = 100;
+
+/// How the lanes are binned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LaneOptions {
+    /// Bins per lane (clamped to `1..=MAX_BINS`, and to `MAX_CELLS` shared by the lanes).
+    pub bins: usize,
+    /// Extra kernel-name substrings counted as communication, as in the analysis'
+    /// `extra_comm_patterns`.
+    pub extra_comm_patterns: Vec<String>,
+}
+
+impl Default for LaneOptions {
+    fn default() -> Self {
+        LaneOptions {
+            bins: DEFAULT_BINS,
+            extra_comm_patterns: Vec::new(),
+        }
+    }
+}
+
+impl LaneOptions {
+    /// The same options with `bins` per lane.
+    pub fn with_bins(mut self, bins: usize) -> Self {
+        self.bins = bins;
+        self
+    }
+
+    /// The same options with extra communication patterns.
+    pub fn with_extra_comm_patterns(mut self, patterns: Vec<String>) -> Self {
+        self.extra_comm_patterns = patterns;
+        self
+    }
+}
+
+/// What kind of device work an interval is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Compute,
+    Comm,
+    Memcpy,
+}
+
+/// One GPU event: `[s, e)` in ns.
+#[derive(Debug, Clone, Copy)]
+struct Iv {
+    s: i64,
+    e: i64,
+    corr: Option<i64>,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+struct RawLane {
+    pid: StreamId,
+    tid: StreamId,
+    ivs: Vec<Iv>,
+}
+
+fn owned(id: TraceId<'_>) -> StreamId {
+    match id {
+        TraceId::Int(i) => StreamId::Int(i),
+        TraceId::Str(s) => StreamId::Str(s.to_owned()),
+        _ => StreamId::Null,
+    }
+}
+
+fn same(a: &StreamId, b: TraceId<'_>) -> bool {
+    match (a, b) {
+        (StreamId::Int(x), TraceId::Int(y)) => *x == y,
+        (StreamId::Str(x), TraceId::Str(y)) => x == y,
+        (StreamId::Null, TraceId::Null) => true,
+        _ => false,
+    }
+}
+
+/// Collects the GPU intervals of one read, per stream, for the timeline.
+///
+/// ```
+/// use kernlens_report::{LaneOptions, LaneRecorder};
+/// use kernlens_trace::{Options, TraceSource, analyze_observed};
+///
+/// let trace = br#"{"traceEvents":[
+///   {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":0,"dur":600},
+///   {"ph":"X","cat":"kernel","name":"ncclAllReduce","pid":0,"tid":9,"ts":400,"dur":600}
+/// ]}"#;
+/// let source = TraceSource::from_bytes("t.json", trace.to_vec());
+/// let mut recorder = LaneRecorder::new(LaneOptions::default().with_bins(10));
+/// let analysis = analyze_observed(&source, &Options::default(), &mut recorder)?;
+/// let lanes = recorder.finish(&analysis);
+/// assert_eq!(lanes.streams.len(), 2);
+/// assert_eq!(lanes.pooled.bins.len(), 10);
+/// assert_eq!(lanes.pooled.scope.busy_ns, 1_000_000);
+/// // 200 µs where the all-reduce runs under the GEMM.
+/// assert_eq!(lanes.pooled.bins.iter().map(|b| b.overlap_ns).sum::<i64>(), 200_000);
+/// # Ok::<(), kernlens_trace::TraceError>(())
+/// ```
+#[derive(Debug)]
+pub struct LaneRecorder {
+    options: LaneOptions,
+    lanes: Vec<RawLane>,
+    by_stream: HashMap<(StreamId, StreamId), usize>,
+    last: Option<usize>,
+    /// Whether each kernel name is communication, decided once per name.
+    comm: HashMap<String, bool>,
+    runtime_graph: HashSet<i64>,
+    driver_graph: HashSet<i64>,
+    memcpy_observed: bool,
+}
+
+impl LaneRecorder {
+    /// A recorder binning with `options`.
+    pub fn new(options: LaneOptions) -> Self {
+        let mut options = options;
+        for p in &mut options.extra_comm_patterns {
+            *p = p.to_ascii_lowercase();
+        }
+        LaneRecorder {
+            options,
+            lanes: Vec::new(),
+            by_stream: HashMap::new(),
+            last: None,
+            comm: HashMap::new(),
+            runtime_graph: HashSet::new(),
+            driver_graph: HashSet::new(),
+            memcpy_observed: false,
+        }
+    }
+
+    fn lane(&mut self, pid: TraceId<'_>, tid: TraceId<'_>) -> usize {
+        // Events come in long runs from one stream: most need no hash.
+        if let Some(i) = self.last
+            && let Some(l) = self.lanes.get(i)
+            && same(&l.pid, pid)
+            && same(&l.tid, tid)
+        {
+            return i;
+        }
+        let key = (owned(pid), owned(tid));
+        let next = self.lanes.len();
+        let i = *self.by_stream.entry(key.clone()).or_insert(next);
+        if i == next {
+            self.lanes.push(RawLane {
+                pid: key.0,
+                tid: key.1,
+                ivs: Vec::new(),
+            });
+        }
+        self.last = Some(i);
+        i
+    }
+
+    fn is_comm(&mut self, name: &str) -> bool {
+        if let Some(&c) = self.comm.get(name) {
+            return c;
+        }
+        let lower = name.to_ascii_lowercase();
+        let c = COMM_PATTERNS.iter().any(|p| lower.contains(p))
+            || self
+                .options
+                .extra_comm_patterns
+                .iter()
+                .any(|p| lower.contains(p.as_str()));
+        self.comm.insert(name.to_owned(), c);
+        c
+    }
+}
+
+impl EventObserver for LaneRecorder {
+    fn observe(&mut self, ev: &ObservedEvent<'_>) {
+        let kind = match ev.cat {
+            "kernel" => {
+                if self.is_comm(ev.name) {
+                    Kind::Comm
+                } else {
+                    Kind::Compute
+                }
+            }
+            // Handed over only by a reader that observes device copies; counted as the
+            // trace crate counts them (memsets are memcpy, trace.md §7).
+            "gpu_memcpy" | "gpu_memset" => {
+                self.memcpy_observed = true;
+                Kind::Memcpy
+            }
+            "cuda_runtime" | "cuda_driver" => {
+                if let Some(corr) = ev.correlation
+                    && ev.name.contains("GraphLaunch")
+                {
+                    if ev.cat == "cuda_runtime" {
+                        self.runtime_graph.insert(corr);
+                    } else {
+                        self.driver_graph.insert(corr);
+                    }
+                }
+                return;
+            }
+            _ => return,
+        };
+        let i = self.lane(ev.pid, ev.tid);
+        if let Some(lane) = self.lanes.get_mut(i) {
+            lane.ivs.push(Iv {
+                s: ev.ts_ns,
+                e: ev.ts_ns.saturating_add(ev.dur_ns.max(0)),
+                corr: ev.correlation,
+                kind,
+            });
+        }
+    }
+}
+
+/// One bin of a lane: nanoseconds of each union inside the bin.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Bin {
+    /// Union of all device work.
+    pub busy_ns: i64,
+    /// Union of non-communication kernels.
+    pub compute_ns: i64,
+    /// Union of communication kernels.
+    pub comm_ns: i64,
+    /// Union of memcpy/memset work.
+    pub memcpy_ns: i64,
+    /// Communication running while computation runs (`compute + comm − kernel union`).
+    pub overlap_ns: i64,
+    /// Union of kernels launched by a graph replay.
+    pub graph_ns: i64,
+}
+
+/// A lane's figures over the analysis' scope (window rule of trace.md §11).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScopeFigures {
+    /// Union of all device work in scope, ns.
+    pub busy_ns: i64,
+    /// Union of kernels in scope, ns.
+    pub kernel_union_ns: i64,
+    /// Kernels in scope.
+    pub kernel_count: u64,
+}
+
+/// One drawn lane: a stream, a device, or all of them pooled.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Lane {
+    /// `all GPUs`, `GPU 0`, `GPU 0 · stream 7`.
+    pub label: String,
+    /// The device (an integer `pid`), None for the pooled lane or a non-integer pid.
+    pub device: Option<i64>,
+    /// The stream's `pid`/`tid`, None for pooled and device lanes.
+    pub stream: Option<(StreamId, StreamId)>,
+    /// The bins, `Lanes::edges` wide.
+    pub bins: Vec<Bin>,
+    /// Figures over the scope.
+    pub scope: ScopeFigures,
+    /// Whether any kernel of the lane belongs to a graph replay.
+    pub has_graph: bool,
+    /// Whether `scope.busy_ns` counts copies too. Without copies from the reader, the
+    /// pooled and device lanes take busy from the analysis (exact), a stream lane counts
+    /// its kernels only.
+    pub busy_complete: bool,
+}
+
+impl Lane {
+    /// Busy share of the scope's total, percent.
+    pub fn busy_pct(&self, total_ns: i64) -> f64 {
+        pct(self.scope.busy_ns, total_ns)
+    }
+}
+
+fn pct(part: i64, total: i64) -> f64 {
+    if total <= 0 {
+        0.0
+    } else {
+        part as f64 / total as f64 * 100.0
+    }
+}
+
+/// The window a page shades, with its label.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ShadedWindow {
+    /// Start, ns.
+    pub start_ns: i64,
+    /// End (exclusive), ns.
+    pub end_ns: i64,
+    /// `steady window: ProfilerStep ×8 (annotation_step)` or `explicit window`.
+    pub label: String,
+}
+
+/// Every lane of a trace, binned over one span.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Lanes {
+    /// The bins' edges: the whole span of the recorded GPU events.
+    pub edges: Edges,
+    /// All devices pooled.
+    pub pooled: Lane,
+    /// One lane per device (the union of its streams).
+    pub devices: Vec<Lane>,
+    /// One lane per stream, by device (ascending, non-integer last), then first sight.
+    pub streams: Vec<Lane>,
+    /// The scope's total (the analysis' `total_ns`), the denominator of every busy%.
+    pub scope_total_ns: i64,
+    /// The analysis' window, when one was applied.
+    pub window: Option<ShadedWindow>,
+    /// Graph launches seen (the effective set: runtime, else driver launches).
+    pub graph_launches: usize,
+    /// Whether memcpy/memset intervals reached the recorder; when false the lanes hold
+    /// kernels only (the reader hands copies to observers only when it can).
+    pub memcpy_observed: bool,
+}
+
+struct Binned {
+    bins: Vec<Bin>,
+    scope: ScopeFigures,
+    has_graph: bool,
+}
+
+/// One union being binned: the open segment, flushed into its column when it closes.
+struct Column {
+    merger: Merger,
+    cursor: Cursor,
+    bins: Vec<i64>,
+}
+
+impl Column {
+    fn new(n: usize) -> Self {
+        Column {
+            merger: Merger::default(),
+            cursor: Cursor::default(),
+            bins: vec![0; n],
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, edges: &Edges, s: i64, e: i64) {
+        if let Some((a, b)) = self.merger.push(s, e) {
+            edges.add_in_order(&mut self.bins, &mut self.cursor, a, b);
+        }
+    }
+
+    fn finish(mut self, edges: &Edges) -> Vec<i64> {
+        if let Some((a, b)) = std::mem::take(&mut self.merger).finish() {
+            edges.add_in_order(&mut self.bins, &mut self.cursor, a, b);
+        }
+        self.bins
+    }
+}
+
+/// Bins sorted intervals in one pass: one union per category, each into its own column,
+/// and the two unions of the scope (window rule of [`scope_figures`]'s doc).
+fn bin_lane(
+    ivs: &[Iv],
+    edges: &Edges,
+    window: Option<TimeWindow>,
+    is_graph: &dyn Fn(Option<i64>) -> bool,
+) -> Binned {
+    let n = edges.len();
+    let [
+        mut busy,
+        mut kernel,
+        mut compute,
+        mut comm,
+        mut memcpy,
+        mut graph,
+    ] = std::array::from_fn(|_| Column::new(n));
+    // The scope: kept when the start lies in the window, clipped to it (the clipped
+    // starts stay in order, as the trace crate's sweep relies on too).
+    let (mut scope_busy, mut scope_kernel) = (Merger::default(), Merger::default());
+    let (mut busy_ns, mut kernel_union_ns, mut kernel_count) = (0i64, 0i64, 0u64);
+    let add = |total: &mut i64, seg: Option<(i64, i64)>| {
+        if let Some((a, b)) = seg {
+            *total = total.saturating_add(b - a);
+        }
+    };
+    // A replay's kernels share one correlation: look each run up once.
+    let mut last: Option<(Option<i64>, bool)> = None;
+    for iv in ivs {
+        busy.push(edges, iv.s, iv.e);
+        let is_kernel = iv.kind != Kind::Memcpy;
+        match iv.kind {
+            Kind::Compute => compute.push(edges, iv.s, iv.e),
+            Kind::Comm => comm.push(edges, iv.s, iv.e),
+            Kind::Memcpy => memcpy.push(edges, iv.s, iv.e),
+        }
+        if is_kernel {
+            kernel.push(edges, iv.s, iv.e);
+            let in_graph = match last {
+                Some((c, g)) if c == iv.corr => g,
+                _ => {
+                    let g = is_graph(iv.corr);
+                    last = Some((iv.corr, g));
+                    g
+                }
+            };
+            if in_graph {
+                graph.push(edges, iv.s, iv.e);
+            }
+        }
+        if window.is_none_or(|w| w.contains(iv.s)) {
+            let (s, e) = match window {
+                Some(w) => (iv.s.max(w.start_ns()), iv.e.min(w.end_ns())),
+                None => (iv.s, iv.e),
+            };
+            add(&mut busy_ns, scope_busy.push(s, e));
+            if is_kernel {
+                kernel_count += 1;
+                add(&mut kernel_union_ns, scope_kernel.push(s, e));
+            }
+        }
+    }
+    add(&mut busy_ns, scope_busy.finish());
+    add(&mut kernel_union_ns, scope_kernel.finish());
+    let [busy, kernel, compute, comm, memcpy, graph] =
+        [busy, kernel, compute, comm, memcpy, graph].map(|c| c.finish(edges));
+    let has_graph = graph.iter().any(|&g| g > 0);
+    let bins = (0..n)
+        .map(|i| Bin {
+            busy_ns: busy[i],
+            compute_ns: compute[i],
+            comm_ns: comm[i],
+            memcpy_ns: memcpy[i],
+            overlap_ns: (compute[i] + comm[i] - kernel[i]).max(0),
+            graph_ns: graph[i],
+        })
+        .collect();
+    Binned {
+        bins,
+        scope: ScopeFigures {
+            busy_ns,
+            kernel_union_ns,
+            kernel_count,
+        },
+        has_graph,
+    }
+}
+
+fn sort(ivs: &mut [Iv]) {
+    ivs.sort_unstable_by_key(|iv| (iv.s, iv.e));
+}
+
+fn id_text(id: &StreamId) -> String {
+    match id {
+        StreamId::Int(i) => i.to_string(),
+        StreamId::Str(s) => s.clone(),
+        StreamId::Null => "null".to_owned(),
+    }
+}
+
+impl LaneRecorder {
+    /// Bins what was recorded, with the scope (window, total) of `analysis`, which must
+    /// come from the same read.
+    pub fn finish(self, analysis: &Analysis) -> Lanes {
+        let LaneRecorder {
+            options,
+            mut lanes,
+            runtime_graph,
+            driver_graph,
+            memcpy_observed,
+            ..
+        } = self;
+        // The effective launch set, as the trace crate chooses it (trace.md §9).
+        let graph_set = if runtime_graph.is_empty() {
+            driver_graph
+        } else {
+            runtime_graph
+        };
+        let is_graph = |c: Option<i64>| c.is_some_and(|c| graph_set.contains(&c));
+        let window = analysis
+            .window
+            .as_ref()
+            .and_then(|w| TimeWindow::new(w.start_ns, w.end_ns).ok());
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for lane in &mut lanes {
+            sort(&mut lane.ivs);
+            for iv in &lane.ivs {
+                lo = lo.min(iv.s);
+                hi = hi.max(iv.e);
+            }
+        }
+        if lo > hi {
+            (lo, hi) = match window {
+                Some(w) => (w.start_ns(), w.end_ns()),
+                None => (0, 0),
+            };
+        }
+        // Drawn lanes: one per stream and the pooled one.
+        let cells_per_lane = (MAX_CELLS / (lanes.len() + 1)).max(MIN_BINS);
+        let bins = options.bins.clamp(1, MAX_BINS).min(cells_per_lane);
+        let edges = Edges::new(lo, hi, bins);
+        let device_of = |l: &RawLane| match l.pid {
+            StreamId::Int(d) => Some(d),
+            _ => None,
+        };
+        // Ascending devices, non-integer last; streams in order of first sight within one.
+        let mut order: Vec<usize> = (0..lanes.len()).collect();
+        order.sort_by_key(|&i| {
+            let d = lanes.get(i).and_then(device_of);
+            (d.is_none(), d, i)
+        });
+        // Streams grouped by device, in that order.
+        let mut groups: Vec<(Option<i64>, Vec<usize>)> = Vec::new();
+        for &i in &order {
+            let Some(l) = lanes.get(i) else { continue };
+            let device = device_of(l);
+            match groups.last_mut() {
+                Some((d, members)) if *d == device => members.push(i),
+                _ => groups.push((device, vec![i])),
+            }
+        }
+        let bin = |ivs: &[Iv]| bin_lane(ivs, &edges, window, &is_graph);
+        let mut streams = Vec::with_capacity(lanes.len());
+        let mut devices: Vec<Lane> = Vec::with_capacity(groups.len());
+        for (device, members) in &groups {
+            let first = streams.len();
+            for l in members.iter().filter_map(|&i| lanes.get(i)) {
+                let b = bin(&l.ivs);
+                let label = match device {
+                    Some(d) => format!("GPU {d} · stream {}", id_text(&l.tid)),
+                    None => format!("pid {} · stream {}", id_text(&l.pid), id_text(&l.tid)),
+                };
+                streams.push(Lane {
+                    label,
+                    device: *device,
+                    stream: Some((l.pid.clone(), l.tid.clone())),
+                    bins: b.bins,
+                    scope: b.scope,
+                    has_graph: b.has_graph,
+                    busy_complete: memcpy_observed,
+                });
+            }
+            // A device of one stream is that stream: its bins are not computed twice.
+            let (bins, scope, has_graph) = match streams.get(first..) {
+                Some([only]) => (only.bins.clone(), only.scope, only.has_graph),
+                _ => {
+                    let mut ivs: Vec<Iv> = members
+                        .iter()
+                        .filter_map(|&i| lanes.get(i))
+                        .flat_map(|l| l.ivs.iter().copied())
+                        .collect();
+                    sort(&mut ivs);
+                    let b = bin(&ivs);
+                    (b.bins, b.scope, b.has_graph)
+                }
+            };
+            devices.push(Lane {
+                label: device.map_or_else(|| "other pid".to_owned(), |d| format!("GPU {d}")),
+                device: *device,
+                stream: None,
+                bins,
+                scope,
+                has_graph,
+                busy_complete: true,
+            });
+        }
+        let (bins, scope, has_graph) = match devices.as_slice() {
+            [only] => (only.bins.clone(), only.scope, only.has_graph),
+            _ => {
+                let mut all: Vec<Iv> = lanes.into_iter().flat_map(|l| l.ivs).collect();
+                sort(&mut all);
+                let b = bin(&all);
+                (b.bins, b.scope, b.has_graph)
+            }
+        };
+        let mut pooled = Lane {
+            label: "all GPUs".to_owned(),
+            device: None,
+            stream: None,
+            bins,
+            scope,
+            has_graph,
+            busy_complete: true,
+        };
+        if !memcpy_observed {
+            // The reader kept copies from the observer: the analysis has the exact busy.
+            let t = &analysis.timeline;
+            pooled.scope.busy_ns = t.busy_ns;
+            for lane in &mut devices {
+                if let Some(d) = t.per_device.iter().find(|d| d.device == lane.device) {
+                    lane.scope.busy_ns = (d.busy_us * 1000.0).round() as i64;
+                }
+            }
+        }
+        let shaded = analysis.window.as_ref().map(|w| ShadedWindow {
+            start_ns: w.start_ns,
+            end_ns: w.end_ns,
+            label: match (&w.step_name, w.step_count) {
+                (Some(name), Some(count)) => {
+                    format!("steady window: {name} ×{count} ({})", w.method)
+                }
+                _ => "explicit window".to_owned(),
+            },
+        });
+        Lanes {
+            edges,
+            pooled,
+            devices,
+            streams,
+            scope_total_ns: analysis.timeline.total_ns,
+            window: shaded,
+            graph_launches: graph_set.len(),
+            memcpy_observed,
+        }
+    }
+}

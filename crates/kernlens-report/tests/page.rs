@@ -1,0 +1,343 @@
+//! The page and the SVG as documents: parsed as XML, their structure checked against
+//! synthetic traces whose figures are known; and the binning's golden cases through the
+//! recorder, on traces built here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use kernlens_report::{LaneOptions, Lanes, MAX_BINS, Page, analyze_with_lanes, render_svg};
+use kernlens_trace::{Analysis, Options, TimeWindow, TraceSource, WindowMode};
+
+/// A kernel event: `(name, pid, tid, ts_us, dur_us, correlation)`.
+type K<'a> = (&'a str, i64, i64, f64, f64, i64);
+
+fn trace(kernels: &[K<'_>], extra: &[String]) -> Vec<u8> {
+    let mut events: Vec<String> = kernels
+        .iter()
+        .map(|(name, pid, tid, ts, dur, corr)| {
+            format!(
+                r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":{dur},"args":{{"correlation":{corr},"device":{pid}}}}}"#
+            )
+        })
+        .collect();
+    events.extend(extra.iter().cloned());
+    format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")).into_bytes()
+}
+
+fn read(bytes: Vec<u8>, opts: &Options, bins: usize) -> (Analysis, Lanes) {
+    let source = TraceSource::from_bytes("synthetic.json", bytes);
+    analyze_with_lanes(&source, opts, LaneOptions::default().with_bins(bins)).unwrap()
+}
+
+fn parse_options() -> roxmltree::ParsingOptions {
+    roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    }
+}
+
+fn lanes_of<'a>(doc: &'a roxmltree::Document<'a>) -> Vec<roxmltree::Node<'a, 'a>> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("g") && n.attribute("class") == Some("lane"))
+        .collect()
+}
+
+fn three_streams() -> Vec<u8> {
+    trace(
+        &[
+            ("gemm", 0, 7, 0.0, 100.0, 1),
+            ("gemm", 0, 7, 150.0, 100.0, 2),
+            ("ncclAllReduce", 0, 9, 50.0, 120.0, 3),
+            ("softmax", 1, 7, 10.0, 40.0, 4),
+        ],
+        &[],
+    )
+}
+
+#[test]
+fn svg_has_one_lane_per_stream_and_the_pooled_lane() {
+    let (_, lanes) = read(three_streams(), &Options::default(), 500);
+    let svg = render_svg(&lanes);
+    let doc = roxmltree::Document::parse_with_options(&svg, parse_options()).unwrap();
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    assert_eq!(
+        doc.root_element().tag_name().namespace(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    let lanes_drawn = lanes_of(&doc);
+    let kinds: Vec<&str> = lanes_drawn
+        .iter()
+        .map(|g| g.attribute("data-kind").unwrap())
+        .collect();
+    assert_eq!(kinds, ["pooled", "stream", "stream", "stream"]);
+    let devices: Vec<&str> = lanes_drawn
+        .iter()
+        .map(|g| g.attribute("data-device").unwrap())
+        .collect();
+    assert_eq!(devices, ["", "0", "0", "1"]);
+    // Text labels name each lane, for readers and screen readers alike.
+    let labels: Vec<String> = lanes_drawn
+        .iter()
+        .map(|g| g.descendants().find(|n| n.has_tag_name("text")).unwrap())
+        .map(|t| t.text().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "all GPUs",
+            "GPU 0 · stream 7",
+            "GPU 0 · stream 9",
+            "GPU 1 · stream 7"
+        ]
+    );
+    assert!(doc.descendants().any(|n| n.has_tag_name("title")));
+}
+
+#[test]
+fn no_lane_has_more_bins_than_the_limit() {
+    // Ten thousand kernels, more than any lane's columns: the markup stays bounded.
+    let kernels: Vec<K<'_>> = (0..10_000)
+        .map(|i| ("k", 0, 7 + (i % 3), i as f64 * 3.0, 1.0 + (i % 5) as f64, i))
+        .collect();
+    for asked in [1, 300, MAX_BINS, 50_000] {
+        let (_, lanes) = read(trace(&kernels, &[]), &Options::default(), asked);
+        let svg = render_svg(&lanes);
+        let doc = roxmltree::Document::parse_with_options(&svg, parse_options()).unwrap();
+        let bins: usize = doc
+            .root_element()
+            .attribute("data-bins")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(bins, asked.min(MAX_BINS));
+        for g in lanes_of(&doc) {
+            assert_eq!(g.attribute("data-bins"), Some(bins.to_string().as_str()));
+            for path in g.descendants().filter(|n| n.has_tag_name("path")) {
+                let runs: usize = path.attribute("data-runs").unwrap().parse().unwrap();
+                let rects = path.attribute("d").unwrap().matches('M').count();
+                assert_eq!(runs, rects);
+                assert!(runs <= bins, "{runs} runs for {bins} bins");
+            }
+        }
+    }
+}
+
+#[test]
+fn window_shading_is_drawn_only_when_a_window_is_chosen() {
+    let marks = |svg: &str| {
+        let doc = roxmltree::Document::parse_with_options(svg, parse_options()).unwrap();
+        doc.descendants()
+            .filter(|n| n.attribute("class") == Some("window"))
+            .count()
+    };
+    let (_, lanes) = read(three_streams(), &Options::default(), 200);
+    assert_eq!(marks(&render_svg(&lanes)), 0);
+
+    let mut opts = Options::default();
+    opts.window = WindowMode::Explicit(TimeWindow::new(40_000, 160_000).unwrap());
+    let (analysis, lanes) = read(three_streams(), &opts, 200);
+    let svg = render_svg(&lanes);
+    assert_eq!(marks(&svg), 1);
+    assert!(svg.contains("explicit window"));
+    // The lanes are measured over the window, by the summary's rule.
+    assert_eq!(lanes.pooled.scope.busy_ns, analysis.timeline.busy_ns);
+    assert_eq!(lanes.scope_total_ns, 120_000);
+    let page = Page::new(&analysis, &lanes).render();
+    assert!(page.contains("Shaded: the explicit window"));
+}
+
+#[test]
+fn the_page_is_well_formed_and_fetches_nothing() {
+    let extra = [r#"{"ph":"X","cat":"kernel","name":"evil<script>alert(1)</script>&","pid":0,"tid":7,"ts":400,"dur":5}"#.to_owned()];
+    let (analysis, lanes) = read(
+        trace(&[("gemm", 0, 7, 0.0, 100.0, 1)], &extra),
+        &Options::default(),
+        100,
+    );
+    let html = Page::new(&analysis, &lanes).render();
+    let doc = roxmltree::Document::parse_with_options(&html, parse_options()).unwrap();
+    assert_eq!(doc.root_element().tag_name().name(), "html");
+    // The kernel name is text, not markup: one script element, the page's own.
+    let scripts = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("script"))
+        .count();
+    assert_eq!(scripts, 1);
+    assert!(html.contains("evil&lt;script&gt;"));
+    for n in doc.descendants().filter(|n| n.is_element()) {
+        for a in n.attributes() {
+            assert!(
+                !(a.name() == "src" || a.name() == "href") || !a.value().contains(':'),
+                "{} {}={}",
+                n.tag_name().name(),
+                a.name(),
+                a.value()
+            );
+        }
+        assert!(!n.has_tag_name("link") && !n.has_tag_name("img"));
+    }
+    assert!(!html.contains("http"), "no URL anywhere in the page");
+    assert!(!html.contains("@import") && !html.contains("url("));
+    // A legend, and colours for both schemes, chosen by the browser.
+    assert!(
+        doc.descendants()
+            .any(|n| n.attribute("aria-label") == Some("legend"))
+    );
+    assert!(html.contains("prefers-color-scheme:dark"));
+}
+
+#[test]
+fn communication_under_computation_is_marked_as_overlap() {
+    let (_, lanes) = read(three_streams(), &Options::default(), 100);
+    let overlap: i64 = lanes.pooled.bins.iter().map(|b| b.overlap_ns).sum();
+    // ncclAllReduce [50, 170) µs under gemm [0, 100) and [150, 250): 50 + 20 µs.
+    assert_eq!(overlap, 70_000);
+    let svg = render_svg(&lanes);
+    assert!(svg.contains(r#"data-strip="overlap""#));
+}
+
+#[test]
+fn graph_replay_kernels_are_marked() {
+    let launch = |corr: i64, ts: f64| {
+        format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":5,"tid":5,"ts":{ts},"dur":2,"args":{{"correlation":{corr}}}}}"#
+        )
+    };
+    let bytes = trace(
+        &[
+            ("a", 0, 7, 10.0, 10.0, 100),
+            ("b", 0, 7, 20.0, 10.0, 100),
+            ("eager", 0, 7, 60.0, 10.0, 5),
+        ],
+        &[launch(100, 1.0), launch(200, 40.0)],
+    );
+    let (analysis, lanes) = read(bytes, &Options::default(), 100);
+    assert_eq!(lanes.graph_launches, 2);
+    assert_eq!(analysis.graph.launches, 2);
+    let graph: i64 = lanes.pooled.bins.iter().map(|b| b.graph_ns).sum();
+    assert_eq!(graph, 20_000);
+    assert!(render_svg(&lanes).contains(r#"data-strip="graph""#));
+}
+
+#[test]
+fn an_interval_spanning_bins_splits_exactly_across_them() {
+    // Span [0, 1000) µs in 10 bins; the kernel [150, 420) µs covers parts of 5 bins.
+    let bytes = trace(
+        &[
+            ("edge", 0, 7, 0.0, 1.0, 1),
+            ("wide", 0, 7, 150.0, 270.0, 2),
+            ("edge", 0, 7, 999.0, 1.0, 3),
+        ],
+        &[],
+    );
+    let (_, lanes) = read(bytes, &Options::default(), 10);
+    let busy: Vec<i64> = lanes.streams[0].bins.iter().map(|b| b.busy_ns).collect();
+    assert_eq!(
+        busy,
+        [1_000, 50_000, 100_000, 100_000, 20_000, 0, 0, 0, 0, 1_000]
+    );
+}
+
+#[test]
+fn sub_pixel_kernels_accumulate_in_their_bin() {
+    // 500 kernels of 0.5 µs, 1 µs apart, then one at the end: 4 bins of 250 µs.
+    let mut kernels: Vec<K<'_>> = (0..500).map(|i| ("tiny", 0, 7, i as f64, 0.5, i)).collect();
+    kernels.push(("end", 0, 7, 999.0, 1.0, 999));
+    let (analysis, lanes) = read(trace(&kernels, &[]), &Options::default(), 4);
+    let busy: Vec<i64> = lanes.pooled.bins.iter().map(|b| b.busy_ns).collect();
+    assert_eq!(busy, [125_000, 125_000, 0, 1_000]);
+    assert_eq!(busy.iter().sum::<i64>(), analysis.timeline.busy_ns);
+}
+
+#[test]
+fn a_saturated_lane_shows_exactly_zero_idle() {
+    // Back-to-back and overlapping kernels over the whole span, at a width (997 µs over
+    // 7 bins) where the bin edges are not round.
+    let bytes = trace(
+        &[
+            ("a", 0, 7, 3.0, 400.0, 1),
+            ("b", 0, 7, 403.0, 300.0, 2),
+            ("c", 0, 7, 650.0, 350.0, 3),
+        ],
+        &[],
+    );
+    let (analysis, lanes) = read(bytes, &Options::default(), 7);
+    assert_eq!(analysis.timeline.idle_pct, 0.0);
+    let e = lanes.edges;
+    for lane in std::iter::once(&lanes.pooled).chain(&lanes.streams) {
+        for (i, b) in lane.bins.iter().enumerate() {
+            assert_eq!(b.busy_ns, e.width(i), "bin {i} of {}", lane.label);
+            assert_eq!(e.width(i) - b.busy_ns, 0);
+        }
+    }
+    // Drawn: every column is full height, so no idle shows through.
+    let svg = render_svg(&lanes);
+    let doc = roxmltree::Document::parse_with_options(&svg, parse_options()).unwrap();
+    let compute = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("compute"))
+        .unwrap();
+    assert_eq!(compute.attribute("data-runs"), Some("1"));
+}
+
+#[test]
+fn page_size_does_not_grow_with_the_trace() {
+    let sized = |n: i64| {
+        let kernels: Vec<K<'_>> = (0..n)
+            .map(|i| {
+                (
+                    "k",
+                    0,
+                    7 + (i % 4),
+                    i as f64 * 2.0,
+                    1.0 + (i % 7) as f64 * 0.1,
+                    i,
+                )
+            })
+            .collect();
+        let (analysis, lanes) = read(trace(&kernels, &[]), &Options::default(), MAX_BINS);
+        Page::new(&analysis, &lanes).render().len()
+    };
+    let (small, large) = (sized(20_000), sized(200_000));
+    assert!(large < 2 * 1024 * 1024, "{large} bytes");
+    // Ten times the events: the page grows by much less than that (denser columns).
+    assert!(large < small * 2, "{small} -> {large} bytes");
+}
+
+#[test]
+fn many_streams_of_ragged_columns_stay_under_two_megabytes() {
+    // 40 streams whose every column differs from its neighbours: the worst markup.
+    let kernels: Vec<K<'_>> = (0..40 * 2000)
+        .map(|i| {
+            let (stream, k) = (i % 40, i / 40);
+            let dur = 0.1 + ((k * 7 + stream * 3) % 10) as f64 * 0.09;
+            ("k", stream / 8, stream, k as f64, dur, i)
+        })
+        .collect();
+    let comm: Vec<String> = (0..2000)
+        .map(|k| {
+            format!(
+                r#"{{"ph":"X","cat":"kernel","name":"ncclKernel","pid":0,"tid":0,"ts":{}.3,"dur":0.{}}}"#,
+                k,
+                1 + k % 8
+            )
+        })
+        .collect();
+    let (analysis, lanes) = read(trace(&kernels, &comm), &Options::default(), MAX_BINS);
+    assert_eq!(lanes.streams.len(), 40);
+    assert!(lanes.edges.len() * 41 <= kernlens_report::MAX_CELLS);
+    let html = Page::new(&analysis, &lanes).render();
+    eprintln!(
+        "{} streams x {} bins: {} bytes",
+        lanes.streams.len(),
+        lanes.edges.len(),
+        html.len()
+    );
+    assert!(html.len() < 2 * 1024 * 1024, "{} bytes", html.len());
+}
+
+#[test]
+fn an_empty_trace_gives_a_page_not_a_panic() {
+    let (analysis, lanes) = read(br#"{"traceEvents":[]}"#.to_vec(), &Options::default(), 50);
+    assert!(lanes.streams.is_empty());
+    let html = Page::new(&analysis, &lanes).render();
+    roxmltree::Document::parse_with_options(&html, parse_options()).unwrap();
+}
