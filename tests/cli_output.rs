@@ -69,6 +69,28 @@ fn summary_table_and_json_exit_0_when_the_reader_closes_the_pipe() {
 }
 
 #[test]
+fn csv_tables_exit_0_when_the_reader_closes_the_pipe() {
+    let trace = fixture("eager.json.gz");
+    for table in ["kernels", "ops", "categories"] {
+        assert_quiet_exit(&strings(&["summary", &trace, "--csv", table]));
+    }
+    assert_quiet_exit(&strings(&[
+        "ident",
+        "triton_poi_fused_gelu_view_2",
+        "--csv",
+    ]));
+    assert_quiet_exit(&strings(&["triage", &trace, "--no-discover", "--csv"]));
+    assert_quiet_exit(&strings(&[
+        "locate",
+        "triton_poi_fused_gelu_view_2",
+        "--no-discover",
+        "--root",
+        &format!("{}/fixtures/src", env!("CARGO_MANIFEST_DIR")),
+        "--csv",
+    ]));
+}
+
+#[test]
 fn summary_all_ranks_exits_0_when_the_reader_closes_the_pipe() {
     let dir = temp_dir();
     for name in ["eager.json.gz", "train.json.gz"] {
@@ -124,6 +146,24 @@ fn ident_and_triage_exit_0_when_the_reader_closes_the_pipe() {
         &root,
         "--no-discover",
     ]));
+    assert_quiet_exit(&strings(&[
+        "triage",
+        &trace,
+        "--root",
+        &root,
+        "--no-discover",
+        "--pretty",
+    ]));
+    for format in ["--json", "--pretty"] {
+        assert_quiet_exit(&strings(&[
+            "locate",
+            "triton_poi_fused_gelu_view_2",
+            "--root",
+            &root,
+            "--no-discover",
+            format,
+        ]));
+    }
 }
 
 #[test]
@@ -151,10 +191,33 @@ fn stdout_of(args: &[&str]) -> String {
 #[test]
 fn json_is_one_line_by_default_and_indented_with_pretty_on_every_subcommand() {
     let trace = fixture("eager.json.gz");
-    let cases: [&[&str]; 3] = [
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/src")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let cases: [&[&str]; 7] = [
         &["summary", &trace, "--top", "2"],
         &["gate", &trace],
         &["ident", "triton_poi_fused_gelu_view_2"],
+        &[
+            "locate",
+            "triton_poi_fused_gelu_view_2",
+            "--root",
+            &src,
+            "--no-discover",
+        ],
+        &["locate", "triton_poi_fused_gelu_view_2", "--dump-keywords"],
+        &[
+            "triage",
+            &trace,
+            "--root",
+            &src,
+            "--no-discover",
+            "--top",
+            "3",
+        ],
+        &["triage", &trace, "--no-discover", "--top", "3"],
     ];
     for args in cases {
         let compact = stdout_of(&[args, &["--json"]].concat());

@@ -11,7 +11,9 @@ use kernlens::diff::{
 };
 use kernlens_trace::WindowMode;
 
-use super::summary::{LimitArgs, ellipsize, window_mode};
+use super::summary::LimitArgs;
+use super::table::cut;
+use super::window::window_mode;
 use super::{EXIT_STRICT, Failure, Format, write_stdout};
 
 /// Arguments of `kernlens diff`.
@@ -100,7 +102,7 @@ fn scope_text(side: &SideInfo) -> String {
     match (&side.window, side.window_kind) {
         (Some(w), WindowKind::Steady) => format!(
             "one steady step of '{}' x{} ({}), {:.3} ms",
-            ellipsize(w.step_name.as_deref().unwrap_or(""), 40),
+            cut(w.step_name.as_deref().unwrap_or(""), Some(40)),
             w.step_count.unwrap_or(0),
             w.method,
             side.span_us / 1000.0
@@ -237,7 +239,7 @@ fn table(groups: &[GroupDelta], unit: &str) -> String {
     let rows: Vec<[String; 8]> = groups
         .iter()
         .map(|g| {
-            let mut group = ellipsize(&g.operation, 80);
+            let mut group = cut(&g.operation, Some(80));
             let kernels = g.kernels_before.len().max(g.kernels_after.len());
             if kernels > 1 {
                 let _ = write!(group, " ({kernels} kernels)");

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use kernlens_gate::{Decision, GateInputs, GateReport, Severity, analysis_probe, evaluate};
 use kernlens_trace::Options;
 
-use super::{EXIT_STRICT, Failure, Format, threshold_arg};
+use super::progress::{self, Progress};
+use super::{EXIT_STRICT, Env, Failure, Format, threshold_arg};
 
 /// Arguments of `kernlens gate`.
 #[derive(clap::Args)]
@@ -34,11 +35,12 @@ pub struct Args {
 /// Exit status of `gate --fail-on-suppress` on a suppressing verdict.
 pub const EXIT_SUPPRESS: u8 = 4;
 
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    let thresholds = super::thresholds(args.idle_threshold, args.min_compute);
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
+    let thresholds = env.thresholds(args.idle_threshold, args.min_compute);
 
     let source = super::open_trace(&args.trace)?;
-    let analysis = kernlens_trace::analyze(&source, &Options::default())
+    let progress = Progress::new(env, args.format.is_json());
+    let analysis = progress::analyze(progress, &source, &Options::default(), None)
         .map_err(|err| Failure::new(format!("cannot read trace '{}'", source.file()), err))?;
 
     // The analysis already holds the whole-trace graph block of the same
@@ -61,7 +63,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
 }
 
 fn pct(value: Option<f64>) -> String {
-    value.map_or_else(|| "unknown".to_owned(), |value| format!("{value:.2}%"))
+    value.map_or_else(|| "unknown".to_owned(), super::table::pct)
 }
 
 fn render_text(report: &GateReport, trace_file: &str, stream_errors: &[String]) -> String {
@@ -69,23 +71,24 @@ fn render_text(report: &GateReport, trace_file: &str, stream_errors: &[String]) 
     out.push_str(&format!("trace      {trace_file}\n"));
     out.push_str(&format!("decision   {}\n", report.decision.as_str()));
     out.push_str(&format!(
-        "idle       {} (threshold {:.2}%)\n",
+        "idle       {} (threshold {})\n",
         pct(report.idle_pct),
-        report.threshold_pct
+        pct(Some(report.threshold_pct))
     ));
     out.push_str(&format!(
-        "compute    {} (minimum {:.2}%)\n",
+        "compute    {} (minimum {})\n",
         pct(report.compute_pct),
-        report.min_compute_pct
+        pct(Some(report.min_compute_pct))
     ));
     let exposed = match (report.exposed_comm_pct, report.compute_pct) {
-        (Some(exposed), _) => format!("{exposed:.2}%"),
+        (Some(exposed), _) => format!(
+            "{} (communication not hidden by compute)",
+            pct(Some(exposed))
+        ),
         (None, Some(_)) => "none (no communication kernels)".to_owned(),
         (None, None) => "unknown".to_owned(),
     };
-    out.push_str(&format!(
-        "exposed    {exposed} (communication not hidden by compute)\n"
-    ));
+    out.push_str(&format!("exposed    {exposed}\n"));
     if !stream_errors.is_empty() {
         out.push_str(&format!(
             "recovered  {} stream error(s); see `kernlens summary`\n",

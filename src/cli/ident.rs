@@ -4,9 +4,9 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use kernlens_ident::{Category, VendorLib, classify, demangle_full, keys, vendor_of};
-use serde::Serialize;
+use kernlens_ident::{IdentDocument, Identification, VendorLib};
 
+use super::table::Table;
 use super::{Failure, Format};
 
 /// Arguments of `kernlens ident`.
@@ -19,22 +19,9 @@ pub struct Args {
     /// JSON: one `kernlens.ident/1` document instead of a table.
     #[command(flatten)]
     format: Format,
-}
-
-#[derive(Serialize)]
-struct Document<'a> {
-    schema: &'static str,
-    results: &'a [Identified],
-}
-
-#[derive(Serialize)]
-struct Identified {
-    input: String,
-    native_key: String,
-    python_key: String,
-    demangled: Option<String>,
-    category: Category,
-    vendor: Option<VendorLib>,
+    /// Print the table as RFC 4180 CSV instead (full names, times in µs).
+    #[arg(long, conflicts_with_all = ["json", "pretty"])]
+    csv: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
@@ -46,12 +33,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             names.push(name);
         }
     }
-    let results: Vec<Identified> = names.into_iter().map(identify).collect();
-    let document = Document {
-        schema: "kernlens.ident/1",
-        results: &results,
-    };
-    args.format.write(&document, || table(&results))
+    let results: Vec<Identification> = names.into_iter().map(Identification::of).collect();
+    if args.csv {
+        return super::csv_tables::ident(&results);
+    }
+    args.format
+        .write(&IdentDocument::new(&results), || table(&results))
 }
 
 /// Names from standard input, one a line; blank lines are skipped and
@@ -69,52 +56,19 @@ fn read_stdin_names() -> Result<Vec<String>, Failure> {
         .collect())
 }
 
-fn identify(input: String) -> Identified {
-    let keys = keys(&input);
-    Identified {
-        demangled: demangle_full(&input),
-        category: classify(&input),
-        vendor: vendor_of(&input),
-        native_key: keys.native,
-        python_key: keys.python,
-        input,
+fn table(results: &[Identification]) -> String {
+    let mut out = Table::new(
+        &["NATIVE KEY", "PYTHON KEY", "CATEGORY", "VENDOR", "INPUT"],
+        &[false; 5],
+    );
+    for r in results {
+        out.row(vec![
+            r.native_key.clone(),
+            r.python_key.clone(),
+            r.category.as_str().to_owned(),
+            r.vendor.map_or("-", VendorLib::as_str).to_owned(),
+            r.input.clone(),
+        ]);
     }
-}
-
-fn table(results: &[Identified]) -> String {
-    let header = ["NATIVE KEY", "PYTHON KEY", "CATEGORY", "VENDOR", "INPUT"];
-    let rows: Vec<[&str; 5]> = results
-        .iter()
-        .map(|r| {
-            [
-                r.native_key.as_str(),
-                r.python_key.as_str(),
-                r.category.as_str(),
-                r.vendor.map_or("-", VendorLib::as_str),
-                r.input.as_str(),
-            ]
-        })
-        .collect();
-    let mut widths = header.map(|h| h.chars().count());
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (column, cell) in row.iter().enumerate() {
-            if column + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                let pad = widths[column] - cell.chars().count() + 2;
-                line.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    out.render()
 }

@@ -5,9 +5,12 @@ use std::fmt;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kernlens_gate::Thresholds;
 
+pub use env::Env;
+
+mod csv_tables;
 mod diff;
+mod env;
 mod gate;
 mod ident;
 mod locate;
@@ -16,7 +19,9 @@ mod report;
 mod scratch;
 mod split;
 mod summary;
+mod table;
 mod triage;
+mod window;
 
 #[derive(Parser)]
 #[command(
@@ -77,34 +82,6 @@ impl fmt::Display for Failure {
 pub fn threshold_arg(text: &str) -> Result<f64, String> {
     kernlens_gate::parse_pct(text)
         .map_err(|problem| format!("{problem}; a threshold is a percentage in 0..=100"))
-}
-
-/// The gate thresholds of one invocation: the flags, else the environment (read here, once,
-/// at the edge), else the defaults. A variable that is set but unusable gets one warning line
-/// on standard error naming it and the default used; one a flag overrides is not consulted.
-pub fn thresholds(idle_flag: Option<f64>, min_compute_flag: Option<f64>) -> Thresholds {
-    let (mut thresholds, fallbacks) = Thresholds::from_lookup_checked(|name| {
-        let overridden = match name {
-            kernlens_gate::IDLE_THRESHOLD_ENV => idle_flag.is_some(),
-            kernlens_gate::MIN_COMPUTE_ENV => min_compute_flag.is_some(),
-            _ => false,
-        };
-        if overridden {
-            None
-        } else {
-            std::env::var(name).ok()
-        }
-    });
-    for fallback in &fallbacks {
-        eprintln!("kernlens: warning: {fallback}");
-    }
-    if let Some(idle) = idle_flag {
-        thresholds.idle_pct = idle;
-    }
-    if let Some(min_compute) = min_compute_flag {
-        thresholds.min_compute_pct = min_compute;
-    }
-    thresholds
 }
 
 /// Writes a whole document to standard output: the one writer every subcommand's result goes
@@ -204,15 +181,16 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
         }
     };
+    let env = Env::from_process();
     let outcome = match cli.command {
-        Command::Summary(args) => summary::run(args),
+        Command::Summary(args) => summary::run(args, &env),
         Command::Split(args) => split::run(args),
         Command::Ident(args) => ident::run(args),
-        Command::Gate(args) => gate::run(args),
-        Command::Locate(args) => locate::run(args),
-        Command::Scratch(args) => scratch::run(args),
-        Command::Triage(args) => triage::run(args),
-        Command::Report(args) => report::run(args),
+        Command::Gate(args) => gate::run(args, &env),
+        Command::Locate(args) => locate::run(args, &env),
+        Command::Scratch(args) => scratch::run(args, &env),
+        Command::Triage(args) => triage::run(args, &env),
+        Command::Report(args) => report::run(args, &env),
         Command::Diff(args) => diff::run(args),
     };
     match outcome {

@@ -1,125 +1,160 @@
-//! Progress on standard error for long work: a byte-accurate line while a large trace is
-//! read, a spinner with elapsed time for work without a measure (a tree walk). Shown only
-//! when standard error is a terminal and never with `--json` (cli.md conventions).
+//! Progress on standard error for long work, drawn with indicatif: a byte bar while a large
+//! trace is read, a spinner with the elapsed time for work without a measure (walking and
+//! scanning source trees). The one place that decides whether progress is drawn: only when
+//! standard error is a terminal and the output is for people (never with `--json` or
+//! `--csv`), so a pipe, a CI log or a machine-read document never carries it (cli.md
+//! conventions).
 
-use std::io::{IsTerminal, Write};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::time::Duration;
 
-/// Traces at least this large (stored bytes) get a progress line.
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kernlens_trace::TraceSource;
+
+use super::Env;
+
+/// Traces at least this large (decoded bytes; stored bytes when the decoded size is not
+/// known) get a progress bar: smaller ones are read before a bar is worth drawing.
 pub const PROGRESS_TRACE_BYTES: u64 = 64 * 1024 * 1024;
 
-const REDRAW: Duration = Duration::from_millis(100);
-
-/// Whether progress may be drawn at all.
-pub fn wanted(json: bool) -> bool {
-    !json && std::io::stderr().is_terminal()
+/// Whether one invocation draws progress.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    on: bool,
 }
 
-/// A `reading <trace>: 45% (340 of 758 MB) 1.2s` line fed by the reader.
-pub struct ReadProgress {
-    label: String,
-    started: Instant,
-    last: Option<Instant>,
-}
+impl Progress {
+    /// Progress for an invocation whose standard output is `machine` output (JSON, CSV) or
+    /// not; drawn only when standard error is a terminal and the output is for people.
+    pub fn new(env: &Env, machine: bool) -> Progress {
+        Progress {
+            on: env.stderr_is_terminal() && !machine,
+        }
+    }
 
-impl ReadProgress {
-    /// A progress line for reading `path`, when it is large enough to need one.
-    pub fn for_trace(path: &str, json: bool) -> Option<ReadProgress> {
-        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        (wanted(json) && size >= PROGRESS_TRACE_BYTES).then(|| ReadProgress {
-            label: path.to_string(),
-            started: Instant::now(),
-            last: None,
+    /// A bar for reading `source` when it is a file large enough to need one.
+    pub fn trace(self, source: &TraceSource) -> Option<TraceBar> {
+        if !self.on {
+            return None;
+        }
+        let size = source.path().and_then(stored_and_decoded)?;
+        if size.decoded.unwrap_or(size.stored) < PROGRESS_TRACE_BYTES {
+            return None;
+        }
+        let length = size.decoded.unwrap_or(size.stored);
+        let bar = ProgressBar::with_draw_target(Some(length), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "reading {msg} [{wide_bar}] {bytes}/{total_bytes} {percent}% {elapsed}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_message(source.file().to_owned());
+        bar.tick();
+        Some(TraceBar {
+            bar,
+            decoded: size.decoded,
         })
     }
-}
 
-impl kernlens_trace::ProgressSink for ReadProgress {
-    fn progress(&mut self, done: u64, total: Option<u64>) {
-        let now = Instant::now();
-        if self.last.is_some_and(|t| now.duration_since(t) < REDRAW) {
-            return;
+    /// A spinner showing `message` and the elapsed time until dropped.
+    pub fn spinner(self, message: String) -> Option<Spinner> {
+        if !self.on {
+            return None;
         }
-        self.last = Some(now);
-        let mb = |b: u64| b as f64 / 1e6;
-        let amount = match total {
-            Some(t) if t > 0 => format!(
-                "{:.0}% ({:.0} of {:.0} MB)",
-                done as f64 / t as f64 * 100.0,
-                mb(done),
-                mb(t)
-            ),
-            _ => format!("{:.0} MB", mb(done)),
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[2Kreading {}: {amount} {:.1}s",
-            self.label,
-            self.started.elapsed().as_secs_f64()
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
-        let _ = err.flush();
+        bar.set_message(message);
+        bar.tick();
+        bar.enable_steady_tick(Duration::from_millis(100));
+        Some(Spinner(bar))
     }
 }
 
-impl Drop for ReadProgress {
-    fn drop(&mut self) {
-        if self.last.is_some() {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        }
-    }
+/// The sizes of a trace file: as stored, and decoded when it is gzip whose trailer gives
+/// a usable size.
+struct TraceSize {
+    stored: u64,
+    decoded: Option<u64>,
 }
 
-/// A phase line with a spinner and the elapsed time, redrawn on standard error until
-/// dropped, for work the stages report no finer progress for.
-pub struct Spinner {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+/// The stored size, and for gzip the decoded size from the trailer's ISIZE (the last
+/// member's length mod 4 GiB). ISIZE is used only when it is at least the stored size:
+/// below that it has wrapped (or the file is multi-member), and the bar falls back to
+/// stored bytes. Either way its fraction is the reader's, so the percentage stays right.
+fn stored_and_decoded(path: &Path) -> Option<TraceSize> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let stored = file.metadata().ok()?.len();
+    let mut magic = [0u8; 2];
+    let gzip = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+    let decoded = if gzip && stored >= 18 {
+        let mut isize = [0u8; 4];
+        file.seek(SeekFrom::End(-4))
+            .and_then(|_| file.read_exact(&mut isize))
+            .ok()
+            .map(|()| u64::from(u32::from_le_bytes(isize)))
+            .filter(|&n| n >= stored)
+    } else {
+        None
+    };
+    Some(TraceSize { stored, decoded })
 }
 
-impl Spinner {
-    /// Starts drawing `message` on standard error.
-    pub fn start(message: String) -> Spinner {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            let frames = ['|', '/', '-', '\\'];
-            let started = Instant::now();
-            let mut n = 0usize;
-            while !flag.load(Ordering::Relaxed) {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(
-                    err,
-                    "\r\x1b[2K{} {message} {:.1}s",
-                    frames[n % frames.len()],
-                    started.elapsed().as_secs_f64()
-                );
-                let _ = err.flush();
-                drop(err);
-                n += 1;
-                std::thread::sleep(REDRAW);
+/// A trace-read bar, fed by the reader (stored bytes) and cleared when dropped.
+pub struct TraceBar {
+    bar: ProgressBar,
+    decoded: Option<u64>,
+}
+
+impl kernlens_trace::ProgressSink for TraceBar {
+    fn progress(&mut self, done: u64, total: Option<u64>) {
+        let position = match (self.decoded, total) {
+            // The reader counts compressed bytes: scale its fraction to decoded bytes.
+            (Some(decoded), Some(total)) if total > 0 => {
+                (u128::from(done.min(total)) * u128::from(decoded) / u128::from(total)) as u64
             }
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        });
-        Spinner {
-            stop,
-            thread: Some(thread),
-        }
+            _ => done,
+        };
+        self.bar.set_position(position);
     }
 }
+
+impl Drop for TraceBar {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A spinner line, cleared when dropped.
+pub struct Spinner(ProgressBar);
 
 impl Drop for Spinner {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        self.0.finish_and_clear();
+    }
+}
+
+/// Reads a trace with `progress`'s bar when it needs one: `analyze_with_progress` then, else
+/// the plain read. `observer` rides along either way.
+pub fn analyze(
+    progress: Progress,
+    source: &TraceSource,
+    opts: &kernlens_trace::Options,
+    observer: Option<&mut (dyn kernlens_trace::EventObserver + 'static)>,
+) -> Result<kernlens_trace::Analysis, kernlens_trace::TraceError> {
+    match progress.trace(source) {
+        Some(mut bar) => {
+            let observer = observer.map(|o| o as &mut dyn kernlens_trace::EventObserver);
+            kernlens_trace::analyze_with_progress(source, opts, observer, &mut bar)
         }
+        None => match observer {
+            Some(observer) => kernlens_trace::analyze_observed(source, opts, observer),
+            None => kernlens_trace::analyze(source, opts),
+        },
     }
 }

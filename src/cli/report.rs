@@ -10,15 +10,16 @@ use kernlens::output::{AtomicFile, ensure_not_input};
 use kernlens::triage::TriageGroup;
 use kernlens::{Triage, TriageOptions, TriageReport};
 use kernlens_gate::{GateInputs, GateReport, analysis_probe, evaluate};
-use kernlens_locate::Locator;
 use kernlens_report::{
     DEFAULT_BINS, LaneOptions, LaneRecorder, Lanes, MAX_BINS, Page, TaskGroupRow, render_svg,
 };
 use kernlens_trace::{Options, WindowMode};
 
-use super::summary::{LimitArgs, window_mode};
+use super::progress::{self, Progress};
+use super::summary::LimitArgs;
 use super::triage::shown_path;
-use super::{Failure, write_stdout};
+use super::window::window_mode;
+use super::{Env, Failure, write_stdout};
 
 /// Arguments of `kernlens report`.
 #[derive(clap::Args)]
@@ -56,28 +57,21 @@ fn bins_arg(text: &str) -> Result<usize, String> {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let source = super::open_trace(&args.trace)?;
     // Refused before the read: a long read must not end in "that was your input".
     refuse_input(&args.output, source.path())?;
     let mut recorder = LaneRecorder::new(LaneOptions::default().with_bins(args.bins));
-    let thresholds = super::thresholds(None, None);
+    let thresholds = env.thresholds(None, None);
+    let progress = Progress::new(env, false);
     let (doc, lanes_count) = if args.roots.is_empty() {
         let mut opts = Options::default();
         opts.top_k = args.top;
         opts.window = args.window;
         opts.limits = args.limits.limits();
         // A long read shows the same progress line as `summary` (on a terminal only).
-        let analysis = match super::progress::ReadProgress::for_trace(&args.trace, false) {
-            Some(mut line) => kernlens_trace::analyze_with_progress(
-                &source,
-                &opts,
-                Some(&mut recorder),
-                &mut line,
-            ),
-            None => kernlens_trace::analyze_observed(&source, &opts, &mut recorder),
-        }
-        .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
+        let analysis = progress::analyze(progress, &source, &opts, Some(&mut recorder))
+            .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
         let lanes = recorder.finish(&analysis);
         let inputs = GateInputs::from_analysis(&analysis);
         let verdict = evaluate(&inputs, &thresholds, analysis_probe(&analysis));
@@ -89,13 +83,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         };
         (doc, lanes.streams.len())
     } else {
-        let mut roots = Locator::builder();
-        for root in &args.roots {
-            roots = roots.root(root);
-        }
-        if let Some(value) = std::env::var_os("KERNLENS_SOURCE_ROOTS") {
-            roots = roots.env_roots(value.to_string_lossy().into_owned());
-        }
+        // The roots given, then KERNLENS_SOURCE_ROOTS; no package discovery here.
+        let roots = env.locator(&args.roots, false);
         let mut options = TriageOptions::default();
         options.top_k = args.top;
         options.thresholds = thresholds;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use kernlens_scratch::Error;
 use kernlens_scratch::export::{ExportRequest, export};
-use kernlens_scratch::location::{LocationRequest, ScratchEnv, passwd_homes};
+use kernlens_scratch::location::LocationRequest;
 use kernlens_scratch::mounts::MountTable;
 use kernlens_scratch::owner::{OwnerMarker, SystemProbe};
 use kernlens_scratch::prepare::{PrepareRequest, prepare, release};
@@ -20,7 +20,7 @@ use kernlens_scratch::sweep::{DEFAULT_GRACE, SweepOptions, sweep};
 use kernlens_scratch::workspace::Workspace;
 use serde_json::{Value, json};
 
-use super::{Failure, Format};
+use super::{Env, Failure, Format};
 
 const SCHEMA: &str = "kernlens.scratch/1";
 
@@ -94,19 +94,6 @@ enum Action {
         #[arg(long, value_name = "SECONDS")]
         grace_secs: Option<u64>,
     },
-}
-
-fn env_from_process() -> ScratchEnv {
-    ScratchEnv::new(
-        std::env::var("KERNLENS_LOCAL_SCRATCH_ROOT").ok(),
-        std::env::var("XDG_CACHE_HOME").ok(),
-        std::env::var_os("HOME").map(PathBuf::from),
-    )
-    .with_home_dirs(
-        std::fs::read_to_string("/etc/passwd")
-            .map(|text| passwd_homes(&text))
-            .unwrap_or_default(),
-    )
 }
 
 fn sweep_options(grace_secs: Option<u64>) -> SweepOptions {
@@ -313,7 +300,7 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<Value, Failure> {
     serde_json::to_value(value).map_err(|e| Failure::new("cannot encode the report", e))
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let format = args.format;
     match args.action {
         Action::Create {
@@ -334,7 +321,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             let mut request = PrepareRequest::new(source, location);
             request.branch = branch;
             request.repo_hint = repo;
-            request.env = env_from_process();
+            request.env = env.scratch();
             request.mounts = mount_table(table);
             request = request
                 .with_owner(owner)
@@ -400,7 +387,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         } => {
             let root = match local_root {
                 Some(r) => r,
-                None => env_from_process().local_root().0.ok_or_else(|| {
+                None => env.scratch().local_root().0.ok_or_else(|| {
                     Failure::new(
                         "scratch sweep",
                         "no local scratch root: pass --local-root or set KERNLENS_LOCAL_SCRATCH_ROOT, XDG_CACHE_HOME or HOME",

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use kernlens::output::{AtomicFile, ensure_not_input};
 use kernlens_trace::{SplitOptions, SplitReport, WindowMode, split_window};
 
-use super::summary::window_mode;
+use super::window::window_mode;
 use super::{EXIT_STRICT, Failure, Format};
 
 /// Arguments of `kernlens split`.
@@ -56,13 +56,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let report = split_window(&source, &args.window, &mut file, &opts)
         .map_err(|e| Failure::new(what(), e))?;
     file.commit().map_err(|e| Failure::new(what(), e))?;
-    let mut doc = serde_json::json!({ "schema": "kernlens.split/1" });
-    if let (Some(obj), Ok(serde_json::Value::Object(fields))) =
-        (doc.as_object_mut(), serde_json::to_value(&report))
-    {
-        obj.extend(fields);
-    }
-    args.format.write(&doc, || render(&report, &args.output))?;
+    args.format
+        .write(&report.document(), || render(&report, &args.output))?;
     if args.strict && !report.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }

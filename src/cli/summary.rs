@@ -2,9 +2,13 @@
 
 use std::process::ExitCode;
 
-use kernlens_trace::{Analysis, Limits, Options, StepSource, TimeWindow, WindowMode};
+use kernlens_ident::{Category, classify};
+use kernlens_trace::{Analysis, KernelRow, Limits, Options, StepSource, WindowMode, WindowStatus};
 
-use super::{EXIT_STRICT, Failure, Format};
+use super::csv_tables::{self, SummaryTable};
+use super::progress::{self, Progress};
+use super::table::{self, Table};
+use super::{EXIT_STRICT, Env, Failure, Format};
 
 /// Arguments of `kernlens summary`.
 #[derive(clap::Args)]
@@ -14,8 +18,9 @@ pub struct Args {
     /// Kernel and op rows to show (0 shows all).
     #[arg(long, default_value_t = 10)]
     top: usize,
-    /// Window to aggregate: auto, none, annotation, cpu-steps or START_US:END_US.
-    #[arg(long, default_value = "none", value_parser = window_mode)]
+    /// Window to aggregate: auto, none, annotation, cpu-steps, START_US:END_US (trace
+    /// timestamps) or +START:+END (from the trace's first event; µs, or an ms/s suffix).
+    #[arg(long, default_value = "none", value_parser = super::window::window_mode, allow_hyphen_values = true)]
     window: WindowMode,
     /// Analyse every rank of a directory in parallel and report the busy% spread.
     #[arg(long)]
@@ -23,9 +28,16 @@ pub struct Args {
     /// With --all-ranks, for a rank with several capture cycles (files): the latest, or all.
     #[arg(long, value_name = "latest|all", requires = "all_ranks", value_parser = cycle_choice)]
     cycle: Option<kernlens_trace::Cycles>,
+    /// Full kernel and op names in the tables (default: short, distinct names).
+    #[arg(long)]
+    wide: bool,
     /// JSON: the kernlens.summary/1 document (kernlens.ranks/1 with --all-ranks).
     #[command(flatten)]
     format: Format,
+    /// Print one table as RFC 4180 CSV (µs, full names): kernels, ops, categories, or ranks
+    /// (with --all-ranks).
+    #[arg(long, value_name = "TABLE", value_enum, conflicts_with_all = ["json", "pretty"])]
+    csv: Option<SummaryTable>,
     /// Exit with status 3 when the trace had structural problems.
     #[arg(long)]
     strict: bool,
@@ -66,57 +78,64 @@ fn cycle_choice(spec: &str) -> Result<kernlens_trace::Cycles, String> {
     }
 }
 
-/// Maps a `--window` value onto the library's window mode (a bad value is a usage error).
-pub fn window_mode(spec: &str) -> Result<WindowMode, String> {
-    Ok(match spec {
-        "none" => WindowMode::Full,
-        "auto" => WindowMode::steady(StepSource::Auto),
-        "annotation" => WindowMode::steady(StepSource::Annotation),
-        "cpu-steps" => WindowMode::steady(StepSource::CpuSteps),
-        range => {
-            let window = TimeWindow::parse_us(range)
-                .map_err(|e| format!("{e}; or use auto, none, annotation, cpu-steps"))?;
-            // A length past i64 ns (about 292 years) would wrap in the window arithmetic.
-            if window.end_ns().checked_sub(window.start_ns()).is_none() {
-                return Err(format!(
-                    "the window '{range}' is longer than 9223372036854775807 ns; \
-                     give START_US:END_US within the trace"
-                ));
-            }
-            WindowMode::Explicit(window)
-        }
-    })
-}
-
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let mut opts = Options::default();
     opts.top_k = args.top;
     opts.window = args.window;
     opts.limits = args.limits.limits();
     opts.cycles = args.cycle.unwrap_or_default();
+    let machine = args.format.is_json() || args.csv.is_some();
+    match (args.all_ranks, args.csv) {
+        (true, Some(table)) if table != SummaryTable::Ranks => {
+            return usage("with --all-ranks, --csv writes the ranks table: --csv ranks");
+        }
+        (false, Some(SummaryTable::Ranks)) => {
+            return usage("--csv ranks needs --all-ranks on a directory of traces");
+        }
+        _ => {}
+    }
     if args.all_ranks {
-        return all_ranks(&args, &opts);
+        return all_ranks(&args, &opts, Progress::new(env, machine));
     }
     let source = super::open_trace(&args.trace)?;
-    let analysis =
-        match super::progress::ReadProgress::for_trace(&args.trace, args.format.is_json()) {
-            Some(mut line) => {
-                kernlens_trace::analyze_with_progress(&source, &opts, None, &mut line)
-            }
-            None => kernlens_trace::analyze(&source, &opts),
-        }
+    let progress = Progress::new(env, machine);
+    // Every row is kept for the category breakdown, then cut to --top: the rows are ranked
+    // before the cut, so the JSON is the one `top_k` gives.
+    opts.top_k = 0;
+    let mut analysis = progress::analyze(progress, &source, &opts, None)
         .map_err(|e| Failure::new(format!("cannot read trace '{}'", args.trace), e))?;
-    args.format
-        .write(&analysis.to_json(), || render(&analysis))?;
+    let categories = categories(&analysis.kernels);
+    if args.top > 0 {
+        analysis.kernels.truncate(args.top);
+        analysis.ops.truncate(args.top);
+    }
+    let view = View {
+        requested: &args.window,
+        categories: &categories,
+        wide: args.wide,
+    };
+    match args.csv {
+        Some(table) => csv_tables::summary(table, &analysis, &categories)?,
+        None => args
+            .format
+            .write(&analysis.to_json(), || render(&analysis, &view))?,
+    };
     if args.strict && !analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
-    let report = kernlens_trace::analyze_all_ranks(&args.trace, opts)
-        .map_err(|e| Failure::new(format!("cannot read ranks of '{}'", args.trace), e))?;
+fn all_ranks(args: &Args, opts: &Options, progress: Progress) -> Result<ExitCode, Failure> {
+    let spinner = progress.spinner(format!("reading every rank under {}", args.trace));
+    let report = kernlens_trace::analyze_all_ranks(&args.trace, opts);
+    drop(spinner);
+    let report =
+        report.map_err(|e| Failure::new(format!("cannot read ranks of '{}'", args.trace), e))?;
+    if args.csv.is_some() {
+        csv_tables::ranks(&report)?;
+        return Ok(strict_ranks(args, &report));
+    }
     args.format.write(&report.to_json(), || {
         use std::fmt::Write;
         let mut o = format!("{} rank(s) under {}\n", report.ranks.len(), report.input);
@@ -173,30 +192,135 @@ fn all_ranks(args: &Args, opts: &Options) -> Result<ExitCode, Failure> {
         }
         o
     })?;
-    // A failed rank is at least as damaged as one with recovered problems (a rank without a
-    // trace array used to be an analysis carrying that stream error).
+    Ok(strict_ranks(args, &report))
+}
+
+/// `--strict` on all ranks: a failed rank is at least as damaged as one with recovered
+/// problems (a rank without a trace array used to be an analysis carrying that stream error).
+fn strict_ranks(args: &Args, report: &kernlens_trace::RankReport) -> ExitCode {
     let damaged = report
         .ranks
         .iter()
         .any(|r| r.result.is_err() || r.result.as_ref().is_ok_and(|a| !a.stream_errors.is_empty()));
     if args.strict && damaged {
-        return Ok(ExitCode::from(EXIT_STRICT));
+        return ExitCode::from(EXIT_STRICT);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
 
-/// Shortens a long kernel name for a table cell.
-pub fn ellipsize(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
+/// A flag combination clap cannot check: one line on standard error, exit 2 as for clap's
+/// own usage errors.
+fn usage(why: &str) -> Result<ExitCode, Failure> {
+    eprintln!("kernlens: usage: {why}");
+    Ok(ExitCode::from(2))
+}
+
+/// One kernel category's part of the kernel time (all kernels, not only the top rows).
+pub struct CategoryRow {
+    /// ident's category.
+    pub category: Category,
+    /// Distinct kernel names in it.
+    pub kernels: usize,
+    /// Σ launches.
+    pub calls: u64,
+    /// Σ GPU time, µs.
+    pub total_us: f64,
+    /// Σ GPU time, ns.
+    total_ns: i64,
+    /// Its share of all kernel time, 0–1.
+    pub share: f64,
+}
+
+/// The kernel time per ident category, largest first (ties in order of first appearance).
+pub fn categories(kernels: &[KernelRow]) -> Vec<CategoryRow> {
+    let mut rows: Vec<CategoryRow> = Vec::new();
+    for k in kernels {
+        let category = classify(&k.name);
+        let row = match rows.iter_mut().position(|r| r.category == category) {
+            Some(i) => &mut rows[i],
+            None => {
+                rows.push(CategoryRow {
+                    category,
+                    kernels: 0,
+                    calls: 0,
+                    total_us: 0.0,
+                    total_ns: 0,
+                    share: 0.0,
+                });
+                let last = rows.len() - 1;
+                &mut rows[last]
+            }
+        };
+        row.kernels += 1;
+        row.calls += k.calls;
+        row.total_ns = row.total_ns.saturating_add(k.total_ns);
+        row.share += k.share;
     }
-    let head: String = s.chars().take(max.saturating_sub(1)).collect();
-    format!("{head}…")
+    rows.sort_by_key(|r| std::cmp::Reverse(r.total_ns));
+    for row in &mut rows {
+        // From exact ns, as the reader converts its own totals.
+        row.total_us = row.total_ns as f64 / 1000.0;
+    }
+    rows
+}
+
+/// What the human summary shows beside the analysis.
+pub struct View<'a> {
+    /// The window asked for.
+    pub requested: &'a WindowMode,
+    /// Kernel time per category, over all kernels.
+    pub categories: &'a [CategoryRow],
+    /// No truncation: full kernel and op names.
+    pub wide: bool,
+}
+
+/// How the output's scope reads: the whole trace, the window (absolute and from the
+/// trace's start), or why `auto` fell back.
+pub fn scope_line(a: &Analysis, requested: &WindowMode) -> String {
+    let from_start = |us: f64| a.trace_start_us.map_or(us, |start| us - start);
+    match (&a.window, a.window_status) {
+        (Some(w), _) => {
+            let how = match (&w.step_name, w.step_count) {
+                (Some(step), Some(count)) => {
+                    format!("steady window: step {step} x{count}, method {}", w.method)
+                }
+                _ => "explicit window".to_owned(),
+            };
+            format!(
+                "{how}, [{:.3}, {:.3}) us = +{}:+{} ms from the start ({} ms)",
+                w.start_us,
+                w.end_us,
+                table::ms(from_start(w.start_us)),
+                table::ms(from_start(w.end_us)),
+                table::ms(w.end_us - w.start_us)
+            )
+        }
+        (None, WindowStatus::NoRepeatingWindowFellBackToFullTrace) => {
+            let source = match requested {
+                WindowMode::Steady {
+                    source: StepSource::Annotation,
+                    min_repeats,
+                } => format!("no GPU-annotation step repeats {min_repeats} times"),
+                WindowMode::Steady {
+                    source: StepSource::CpuSteps,
+                    min_repeats,
+                } => format!("no CPU ProfilerStep repeats {min_repeats} times"),
+                WindowMode::Steady { min_repeats, .. } => format!(
+                    "no GPU-annotation or CPU ProfilerStep step repeats {min_repeats} times"
+                ),
+                _ => "no steady window was found".to_owned(),
+            };
+            format!("whole trace: {source}, so the steady window fell back to the full trace")
+        }
+        (None, _) => "whole trace".to_owned(),
+    }
 }
 
 /// The human-readable summary.
-pub fn render(a: &Analysis) -> String {
+pub fn render(a: &Analysis, view: &View<'_>) -> String {
     use std::fmt::Write;
+    let name_max = (!view.wide).then_some(60);
+    let op_max = (!view.wide).then_some(40);
     let mut o = String::new();
     let t = &a.timeline;
     let _ = writeln!(
@@ -216,23 +340,22 @@ pub fn render(a: &Analysis) -> String {
             a.cycle, a.cycles
         );
     }
-    if let Some(w) = &a.window {
+    if let Some(start) = a.trace_start_us {
         let _ = writeln!(
             o,
-            "window       [{:.3}, {:.3}) us  method {}{}",
-            w.start_us,
-            w.end_us,
-            w.method,
-            w.step_name
-                .as_ref()
-                .map(|n| format!("  step {n} x{}", w.step_count.unwrap_or(0)))
-                .unwrap_or_default()
+            "start        {start:.3} us (the first event; +START:+END windows count from here)"
         );
     }
+    let _ = writeln!(o, "scope        {}", scope_line(a, view.requested));
     let _ = writeln!(
         o,
-        "timeline     total {:.3} us  busy {:.3} us ({:.2}%)  idle {:.2}%  kernels {}  memcpy {:.3} us",
-        t.total_us, t.busy_us, t.busy_pct, t.idle_pct, a.attribution.kernel_count, t.memcpy_us
+        "timeline     total {} ms  busy {} ms ({})  idle {}  kernels {}  memcpy/memset {} ms",
+        table::ms(t.total_us),
+        table::ms(t.busy_us),
+        table::pct(t.busy_pct),
+        table::pct(t.idle_pct),
+        a.attribution.kernel_count,
+        table::ms(t.memcpy_us)
     );
     let g = &a.graph;
     match g.coverage {
@@ -246,10 +369,10 @@ pub fn render(a: &Analysis) -> String {
             };
             let _ = writeln!(
                 o,
-                "graph        {} launches ({api}), {} with kernels, coverage {:.1}%, {} graph kernels",
+                "graph        {} launches ({api}), {} with kernels, coverage {}, {} graph kernels",
                 g.launches,
                 g.launches_with_kernels,
-                c * 100.0,
+                table::share(c),
                 g.graph_kernels
             );
         }
@@ -265,24 +388,24 @@ pub fn render(a: &Analysis) -> String {
     let at = &a.attribution;
     let _ = writeln!(
         o,
-        "attribution  {}/{} kernels linked to an op ({:.2}% of kernel time), {} graph, {} unlinked",
+        "attribution  {}/{} kernels linked to an op ({} of kernel time), {} graph, {} unlinked",
         at.attributed_kernels,
         at.kernel_count,
-        at.attributed_pct,
+        table::pct(at.attributed_pct),
         at.graph_attributed_kernels,
         at.unlinked_kernels
     );
     if let Some(s) = &a.stream_overlap {
         let _ = writeln!(
             o,
-            "{:<12} stream {:?}/{:?}: {} overlapping durations, {:.3} us excess ({:.1}% of its time), worst {}",
+            "{:<12} stream {:?}/{:?}: {} overlapping durations, {} ms excess ({} of its time), worst {}",
             s.severity.to_uppercase(),
             s.pid,
             s.tid,
             s.overlapping_events,
-            s.excess_us,
-            s.excess_share * 100.0,
-            ellipsize(&s.worst_event, 60)
+            table::ms(s.excess_us),
+            table::share(s.excess_share),
+            table::cut(&s.worst_event, Some(60))
         );
     }
     if !a.stream_errors.is_empty() {
@@ -295,41 +418,105 @@ pub fn render(a: &Analysis) -> String {
             let _ = writeln!(o, "  {e}");
         }
     }
-    if !a.kernels.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n{:>7} {:>7} {:>14}  {:<24} kernel",
-            "share", "calls", "total_us", "op"
-        );
-        for k in &a.kernels {
-            let op = if k.op_name.is_empty() {
-                "-"
-            } else {
-                k.op_name.as_str()
-            };
-            let _ = writeln!(
-                o,
-                "{:>6.2}% {:>7} {:>14.3}  {:<24} {}",
-                k.share * 100.0,
-                k.calls,
-                k.total_us,
-                ellipsize(op, 24),
-                ellipsize(&k.name, 100)
-            );
+    let wall = |us: f64| {
+        if t.total_us > 0.0 {
+            table::pct(us / t.total_us * 100.0)
+        } else {
+            "-".to_owned()
         }
+    };
+    if !a.kernels.is_empty() {
+        let mut k_table = Table::new(
+            &[
+                "SHARE", "WALL", "CALLS", "TOTAL_MS", "AVG_MS", "MIN_MS", "MAX_MS", "OP", "KERNEL",
+            ],
+            &[true, true, true, true, true, true, true, false, false],
+        );
+        let names: Vec<String> = if view.wide {
+            a.kernels.iter().map(|k| k.name.clone()).collect()
+        } else {
+            table::short_names(a.kernels.iter().map(|k| k.name.as_str()), 60)
+        };
+        for (k, name) in a.kernels.iter().zip(names) {
+            let avg = if k.calls > 0 {
+                k.total_us / k.calls as f64
+            } else {
+                0.0
+            };
+            k_table.row(vec![
+                table::share(k.share),
+                wall(k.total_us),
+                k.calls.to_string(),
+                table::ms(k.total_us),
+                table::ms(avg),
+                table::ms(k.min_us),
+                table::ms(k.max_us),
+                table::cut(&table::op_cell(&k.op_name, k.op_count), op_max),
+                name,
+            ]);
+        }
+        o.push('\n');
+        o.push_str(&k_table.render());
     }
     if !a.ops.is_empty() {
-        let _ = writeln!(o, "\n{:>7} {:>7} {:>14}  op", "share", "calls", "total_us");
+        let mut op_table = Table::new(
+            &["SHARE", "WALL", "CALLS", "TOTAL_MS", "AVG_MS", "OP"],
+            &[true, true, true, true, true, false],
+        );
         for r in &a.ops {
-            let _ = writeln!(
-                o,
-                "{:>6.2}% {:>7} {:>14.3}  {}",
-                r.share * 100.0,
-                r.calls,
-                r.total_us,
-                ellipsize(&r.name, 100)
-            );
+            let avg = if r.calls > 0 {
+                r.total_us / r.calls as f64
+            } else {
+                0.0
+            };
+            op_table.row(vec![
+                table::share(r.share),
+                wall(r.total_us),
+                r.calls.to_string(),
+                table::ms(r.total_us),
+                table::ms(avg),
+                table::cut(&r.name, name_max),
+            ]);
         }
+        o.push('\n');
+        o.push_str(&op_table.render());
     }
+    if !view.categories.is_empty() {
+        let mut c_table = Table::new(
+            &["SHARE", "WALL", "CALLS", "KERNELS", "TOTAL_MS", "CATEGORY"],
+            &[true, true, true, true, true, false],
+        );
+        for c in view.categories {
+            c_table.row(vec![
+                table::share(c.share),
+                wall(c.total_us),
+                c.calls.to_string(),
+                c.kernels.to_string(),
+                table::ms(c.total_us),
+                c.category.as_str().to_owned(),
+            ]);
+        }
+        o.push('\n');
+        o.push_str(&c_table.render());
+    }
+    let cat = &t.categories;
+    let mut time = Table::new(&["WALL", "TOTAL_MS", "GPU TIME"], &[true, true, false]);
+    for (label, us) in [
+        (
+            "computation (kernels other than communication)",
+            cat.computation_us,
+        ),
+        ("communication", cat.communication_us),
+        (
+            "exposed communication (not hidden by computation)",
+            cat.exposed_communication_us,
+        ),
+        ("memcpy/memset not under a kernel", cat.memcpy_us),
+        ("idle", cat.idle_us),
+    ] {
+        time.row(vec![wall(us), table::ms(us), label.to_owned()]);
+    }
+    o.push('\n');
+    o.push_str(&time.render());
     o
 }

@@ -6,19 +6,17 @@
 //! here, at the edge, and handed to the library.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use kernlens::triage::{Phase, TriageGroup};
 use kernlens::{Triage, TriageOptions, TriageReport};
 use kernlens_gate::{Decision, Severity};
-use kernlens_locate::{DiscoveryEnv, KindContext, Locator, RootOrigin};
-use kernlens_scratch::location::ScratchEnv;
-use kernlens_trace::TraceSource;
+use kernlens_locate::RootOrigin;
 
-use super::progress::{ReadProgress, Spinner};
-use super::{EXIT_STRICT, Failure, threshold_arg, write_stdout};
+use super::progress::{Progress, Spinner, TraceBar};
+use super::table::{self, Table};
+use super::{EXIT_STRICT, Env, Failure, Format, threshold_arg};
 
 /// Arguments of `kernlens triage`.
 #[derive(clap::Args)]
@@ -32,6 +30,10 @@ pub struct Args {
     /// Hot kernel rows taken from the trace (0 takes all).
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
+    /// The part of the trace to triage, as for `summary --window`: auto, none, annotation,
+    /// cpu-steps, START_US:END_US or +START:+END.
+    #[arg(long, default_value = "none", value_parser = super::window::window_mode, allow_hyphen_values = true)]
+    window: kernlens_trace::WindowMode,
     /// High-idle threshold in percent (0..=100); overrides KERNLENS_IDLE_THRESHOLD_PCT (default 80).
     #[arg(long, value_name = "PCT", value_parser = threshold_arg, allow_negative_numbers = true)]
     idle_threshold: Option<f64>,
@@ -47,68 +49,46 @@ pub struct Args {
     /// Explicit per-attempt rewrite budget in minutes (default: the policy's 90).
     #[arg(long, value_name = "N")]
     rewrite_budget_min: Option<u32>,
-    /// Do not discover installed framework packages as search roots.
+    /// Full kernel names in the table (default: short, distinct names).
     #[arg(long)]
-    no_discover: bool,
+    wide: bool,
     /// A trace from before the change: each group's time then and now (diff.md).
     #[arg(long, value_name = "OLD_TRACE")]
     baseline: Option<String>,
-    /// Print one `kernlens.triage/1` JSON document instead of the table.
-    #[arg(long)]
-    json: bool,
-    /// Exit 3 when the trace had recovered structural problems.
-    #[arg(long)]
-    strict: bool,
     /// Also write the report page (`kernlens report`'s) of this triage to FILE.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Do not discover installed framework packages as search roots.
+    #[arg(long)]
+    no_discover: bool,
+    /// JSON: one `kernlens.triage/1` document instead of the table.
+    #[command(flatten)]
+    format: Format,
+    /// Print the table as RFC 4180 CSV instead (full names, times in µs).
+    #[arg(long, conflicts_with_all = ["json", "pretty"])]
+    csv: bool,
+    /// Exit 3 when the trace had recovered structural problems.
+    #[arg(long)]
+    strict: bool,
 }
 
-fn env_path(key: &str) -> Option<PathBuf> {
-    std::env::var_os(key)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let mut options = TriageOptions::default();
     options.top_k = args.top;
-    options.thresholds = super::thresholds(args.idle_threshold, args.min_compute);
+    options.window = args.window;
+    options.thresholds = env.thresholds(args.idle_threshold, args.min_compute);
     options.apply_gate = !args.no_gate;
     options.rewrite_opt_in = args.rewrite_opt_in;
     options.rewrite_budget_minutes = args.rewrite_budget_min;
-    options.kind = KindContext::with_cache_dirs(
-        env_path("TORCHINDUCTOR_CACHE_DIR"),
-        env_path("TRITON_CACHE_DIR"),
-    );
-
-    let mut roots = Locator::builder();
-    for root in &args.roots {
-        roots = roots.root(root);
-    }
-    if let Some(value) = std::env::var_os("KERNLENS_SOURCE_ROOTS") {
-        roots = roots.env_roots(value.to_string_lossy().into_owned());
-    }
-    if !args.no_discover {
-        roots = roots.discovery(DiscoveryEnv::from_process());
-    }
-    // Scratch copies of a package must never be mistaken for its source.
-    let scratch = ScratchEnv::new(
-        std::env::var("KERNLENS_LOCAL_SCRATCH_ROOT").ok(),
-        std::env::var("XDG_CACHE_HOME").ok(),
-        env_path("HOME"),
-    );
-    if let (Some(root), _) = scratch.local_root() {
-        roots = roots.exclude_paths([root]);
-    }
+    options.kind = env.kind_context();
+    let roots = env.locator(&args.roots, !args.no_discover);
     let mut triage =
         Triage::new(roots, options).map_err(|e| Failure::new("cannot triage kernels", e))?;
 
-    let source = TraceSource::open(&args.trace)
-        .map_err(|e| Failure::new(format!("cannot open trace '{}'", args.trace), e))?;
-    let show_progress = !args.json && std::io::stderr().is_terminal();
+    let source = super::open_trace(&args.trace)?;
+    let progress = Progress::new(env, args.format.is_json() || args.csv);
     let mut spinner: Option<Spinner> = None;
-    let mut reading: Option<ReadProgress> = None;
+    let mut reading: Option<TraceBar> = None;
     let mut on_phase = |phase: Phase<'_>| {
         if let Phase::ReadBytes { done, total } = phase {
             if let Some(line) = reading.as_mut() {
@@ -119,16 +99,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         // A new phase clears the previous line before it starts.
         spinner = None;
         reading = None;
-        if !show_progress {
-            return;
-        }
         match phase {
-            Phase::ReadTrace { file } => reading = ReadProgress::for_trace(file, false),
+            Phase::ReadTrace { .. } => reading = progress.trace(&source),
             Phase::Locate { kernels, roots } => {
-                spinner = Some(Spinner::start(format!(
-                    "searching {} root(s) for {kernels} kernel(s)",
+                spinner = progress.spinner(format!(
+                    "searching {} source root(s) for {kernels} kernel(s)",
                     roots.len()
-                )));
+                ));
             }
             _ => {}
         }
@@ -168,12 +145,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             read.map_err(|e| Failure::new(format!("cannot read baseline trace '{path}'"), e))?;
         report.baseline = Some(kernlens::diff::triage_baseline(&old, &report));
     }
-
     if let (Some(page), Some(recorder)) = (&args.html, lanes) {
         let lanes = recorder.finish(&report.analysis);
         let doc = super::report::triage_page(&report, &lanes);
         super::report::write_page(page, source.path(), &doc)?;
     }
+
     for warning in &report.root_warnings {
         eprintln!("kernlens: warning: {}", warning.message);
     }
@@ -182,15 +159,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             "kernlens: sources not located: {why} (give --root DIR or set KERNLENS_SOURCE_ROOTS)"
         );
     }
-    let text = if args.json {
-        let mut json = serde_json::to_string(&report)
-            .map_err(|e| Failure::new("cannot render the triage report as JSON", e))?;
-        json.push('\n');
-        json
+    if args.csv {
+        super::csv_tables::triage(&report)?;
     } else {
-        render(&report)
-    };
-    write_stdout(&text)?;
+        args.format
+            .write(&report, || render(&report, &args.window, args.wide))?;
+    }
     if args.strict && !report.analysis.stream_errors.is_empty() {
         return Ok(ExitCode::from(EXIT_STRICT));
     }
@@ -199,7 +173,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
 
 /// The human report: what the trace is, whether the gate passed, then one
 /// row per task group.
-fn render(report: &TriageReport) -> String {
+fn render(report: &TriageReport, requested: &kernlens_trace::WindowMode, wide: bool) -> String {
     let analysis = &report.analysis;
     let timeline = &analysis.timeline;
     let gate = &report.gate;
@@ -208,6 +182,14 @@ fn render(report: &TriageReport) -> String {
         out,
         "trace     {} ({} events)",
         analysis.trace_file, analysis.event_total
+    );
+    if let Some(start) = analysis.trace_start_us {
+        let _ = writeln!(out, "start     {start:.3} us (the first event)");
+    }
+    let _ = writeln!(
+        out,
+        "scope     {}",
+        super::summary::scope_line(analysis, requested)
     );
     if !analysis.stream_errors.is_empty() {
         let _ = writeln!(
@@ -218,20 +200,20 @@ fn render(report: &TriageReport) -> String {
     }
     let compute = gate
         .compute_pct
-        .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}%"));
+        .map_or_else(|| "unknown".to_owned(), table::pct);
     let _ = writeln!(
         out,
-        "timeline  {:.3} ms: GPU busy {:.2}%, idle {:.2}%, compute {compute}; kernel time {:.3} ms",
-        timeline.total_us / 1000.0,
-        timeline.busy_pct,
-        timeline.idle_pct,
-        timeline.kernel_sum_us / 1000.0
+        "timeline  {} ms: GPU busy {}, idle {}, compute {compute}; kernel time {} ms",
+        table::ms(timeline.total_us),
+        table::pct(timeline.busy_pct),
+        table::pct(timeline.idle_pct),
+        table::ms(timeline.kernel_sum_us)
     );
     let graph = &analysis.graph;
     if graph.launches > 0 {
         let coverage = graph
             .coverage
-            .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.3}"));
+            .map_or_else(|| "unknown".to_owned(), table::share);
         let _ = writeln!(
             out,
             "graphs    {} launches, {} with recorded kernels (coverage {coverage}){}",
@@ -246,13 +228,13 @@ fn render(report: &TriageReport) -> String {
     }
     let idle = gate
         .idle_pct
-        .map_or_else(|| "unknown".to_owned(), |i| format!("{i:.2}%"));
+        .map_or_else(|| "unknown".to_owned(), table::pct);
     let _ = writeln!(
         out,
-        "gate      {} (idle {idle}, threshold {:.2}%; compute {compute}, minimum {:.2}%)",
+        "gate      {} (idle {idle}, threshold {}; compute {compute}, minimum {})",
         gate.decision.as_str(),
-        gate.threshold_pct,
-        gate.min_compute_pct
+        table::pct(gate.threshold_pct),
+        table::pct(gate.min_compute_pct)
     );
     for warning in &gate.warnings {
         let level = match warning.severity {
@@ -301,10 +283,10 @@ fn render(report: &TriageReport) -> String {
     let listed: f64 = report.task_groups.iter().map(|g| g.share).sum();
     let _ = writeln!(
         out,
-        "\n{} hot kernel row(s) in {} task group(s), {:.1}% of kernel time:\n",
+        "\n{} hot kernel row(s) in {} task group(s), {} of kernel time:\n",
         analysis.kernels.len(),
         report.task_groups.len(),
-        listed * 100.0
+        table::share(listed)
     );
     if let Some(baseline) = &report.baseline {
         let _ = writeln!(
@@ -322,7 +304,11 @@ fn render(report: &TriageReport) -> String {
         }
         out.push('\n');
     }
-    out.push_str(&table(&report.task_groups, report.baseline.as_ref()));
+    out.push_str(&groups_table(
+        &report.task_groups,
+        report.baseline.as_ref(),
+        wide,
+    ));
     out
 }
 
@@ -349,129 +335,76 @@ pub(super) fn shown_path(path: &Path) -> String {
         .to_string()
 }
 
-/// Demangled C++ names run to hundreds of characters; the table shows
-/// their head (the JSON keeps them whole).
-fn shortened(name: &str) -> String {
-    const MAX_CHARS: usize = 100;
-    if name.chars().count() <= MAX_CHARS {
-        return name.to_owned();
-    }
-    let mut head: String = name.chars().take(MAX_CHARS - 1).collect();
-    head.push('…');
-    head
-}
-
-fn table(groups: &[TriageGroup], baseline: Option<&kernlens::diff::TriageBaseline>) -> String {
-    let header = [
-        "ID",
-        "SHARE",
-        "CALLS",
-        "CATEGORY",
-        "KIND",
-        "SOURCE",
-        "ROUTE",
-        "OPERATION",
-    ]
-    .map(str::to_owned);
-    let rows: Vec<[String; 8]> = groups
-        .iter()
-        .map(|g| {
-            let source = match (&g.source.path, g.source.line) {
-                (Some(p), Some(l)) if g.source.found => format!("{}:{l}", shown_path(p)),
-                (Some(p), None) if g.source.found => shown_path(p),
-                _ => format!(
-                    "not found ({})",
-                    super::locate::reason_shown(Some(
-                        g.source.reason.map_or("no_match", |r| r.as_str())
-                    ))
-                ),
-            };
-            let route = match g.rewrite_route.reason() {
-                None => "eligible".to_owned(),
-                Some(reason) => format!("declined: {}", reason.as_str()),
-            };
-            let mut operation = shortened(&g.operation);
-            if g.kernels.len() > 1 {
-                let _ = write!(operation, " (+{} more)", g.kernels.len() - 1);
-            }
-            [
-                g.id.clone(),
-                format!("{:.1}%", g.share * 100.0),
-                g.calls.to_string(),
-                g.category.as_str().to_owned(),
-                g.source.kind.as_str().to_owned(),
-                source,
-                route,
-                operation,
-            ]
-        })
-        .collect();
-    let (header, rows, right) = with_baseline_columns(header, rows, groups, baseline);
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            if right[i] {
-                line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                if i + 1 < row.len() {
-                    line.extend(std::iter::repeat_n(' ', pad));
-                }
-            }
-            if i + 1 < row.len() {
-                line.push_str("  ");
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// The table's columns with the baseline's (`BASE ms`, `NOW ms`, `Δ %`) inserted before
-/// OPERATION when there is a baseline; numbers right-aligned, text left-aligned.
-fn with_baseline_columns(
-    header: [String; 8],
-    rows: Vec<[String; 8]>,
+/// One row per task group. The operation is its short name (ident's key, numbered where
+/// two groups share one) unless `wide`; the JSON keeps it whole. With a baseline, its
+/// columns (`BASE ms`, `NOW ms`, `Δ %`, diff.md) come before OPERATION.
+fn groups_table(
     groups: &[TriageGroup],
     baseline: Option<&kernlens::diff::TriageBaseline>,
-) -> (Vec<String>, Vec<Vec<String>>, Vec<bool>) {
-    let mut right = vec![false, true, true, false, false, false, false, false];
-    let mut header = header.to_vec();
-    let mut out: Vec<Vec<String>> = rows.into_iter().map(|r| r.to_vec()).collect();
-    if let Some(baseline) = baseline {
-        let at = header.len() - 1;
-        for (i, name) in ["BASE ms", "NOW ms", "Δ %"].into_iter().enumerate() {
-            header.insert(at + i, name.to_owned());
-            right.insert(at + i, true);
+    wide: bool,
+) -> String {
+    let mut header = vec![
+        "ID", "SHARE", "CALLS", "TOTAL_MS", "CATEGORY", "KIND", "SOURCE", "ROUTE",
+    ];
+    let mut right = vec![false, true, true, true, false, false, false, false];
+    if baseline.is_some() {
+        header.extend(["BASE ms", "NOW ms", "Δ %"]);
+        right.extend([true, true, true]);
+    }
+    header.push("OPERATION");
+    right.push(false);
+    let mut out = Table::new(&header, &right);
+    let names: Vec<String> = if wide {
+        groups.iter().map(|g| g.operation.clone()).collect()
+    } else {
+        table::short_names(groups.iter().map(|g| g.operation.as_str()), 60)
+    };
+    for (g, name) in groups.iter().zip(names) {
+        let source = match (&g.source.path, g.source.line) {
+            (Some(p), Some(l)) if g.source.found => format!("{}:{l}", shown_path(p)),
+            (Some(p), None) if g.source.found => shown_path(p),
+            _ => format!(
+                "not found ({})",
+                super::locate::reason_shown(Some(
+                    g.source.reason.map_or("no_match", |r| r.as_str())
+                ))
+            ),
+        };
+        let route = match g.rewrite_route.reason() {
+            None => "eligible".to_owned(),
+            Some(reason) => format!("declined: {}", reason.as_str()),
+        };
+        let mut operation = name;
+        if g.kernels.len() > 1 {
+            let _ = write!(operation, " (+{} more)", g.kernels.len() - 1);
         }
-        for (row, group) in out.iter_mut().zip(groups) {
-            let cells = match baseline.group(&group.id) {
-                Some(b) => [
-                    format!("{:.3}", b.total_us.before / 1000.0),
-                    format!("{:.3}", b.total_us.after / 1000.0),
+        let mut cells = vec![
+            g.id.clone(),
+            table::share(g.share),
+            g.calls.to_string(),
+            table::ms(g.total_us),
+            g.category.as_str().to_owned(),
+            g.source.kind.as_str().to_owned(),
+            source,
+            route,
+        ];
+        if let Some(baseline) = baseline {
+            match baseline.group(&g.id) {
+                Some(b) => cells.extend([
+                    table::ms(b.total_us.before),
+                    table::ms(b.total_us.after),
                     match b.status {
                         kernlens::diff::GroupStatus::Matched => {
                             kernlens::diff::signed_pct(b.total_us.delta_pct)
                         }
                         _ => "new".to_owned(),
                     },
-                ],
-                None => ["-".to_owned(), "-".to_owned(), "-".to_owned()],
-            };
-            for (i, cell) in cells.into_iter().enumerate() {
-                row.insert(at + i, cell);
+                ]),
+                None => cells.extend(["-".to_owned(), "-".to_owned(), "-".to_owned()]),
             }
         }
+        cells.push(operation);
+        out.row(cells);
     }
-    (header, out, right)
+    out.render()
 }

@@ -56,6 +56,9 @@ pub struct TriageOptions {
     pub rewrite_budget_minutes: Option<u32>,
     /// Trace-reader threads (`None`: the rayon default).
     pub threads: Option<usize>,
+    /// The part of the trace read, gated and grouped (trace.md windows; default the whole
+    /// trace).
+    pub window: kernlens_trace::WindowMode,
     /// How launcher evidence is taken from the trace's Python frames.
     pub launcher: LauncherOptions,
     /// Cache directories that mark runtime-generated sources.
@@ -73,6 +76,7 @@ impl Default for TriageOptions {
             rewrite_opt_in: false,
             rewrite_budget_minutes: None,
             threads: None,
+            window: kernlens_trace::WindowMode::Full,
             launcher: LauncherOptions::default(),
             kind: KindContext::default(),
             group: GroupOptions::default(),
@@ -320,6 +324,7 @@ impl Triage {
         let mut trace_options = Options::default();
         trace_options.top_k = options.top_k;
         trace_options.threads = options.threads;
+        trace_options.window = options.window;
 
         progress(Phase::ReadTrace {
             file: source.file(),

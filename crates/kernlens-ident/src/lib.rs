@@ -47,6 +47,7 @@
 mod category;
 mod clean;
 mod demangle;
+mod document;
 mod group;
 mod identity;
 mod key;
@@ -60,6 +61,7 @@ mod vocab;
 pub use category::{Category, classify};
 pub use clean::{clean_name, is_mangled};
 pub use demangle::{DemangledBy, demangle_full};
+pub use document::{IDENT_SCHEMA, IdentDocument, Identification};
 pub use group::{
     GroupOptions, GroupWarning, Grouping, RowSource, TaskGroup, TraceRow, Ungrouped,
     UngroupedReason, group_rows,

@@ -58,6 +58,7 @@ mod compose;
 mod cxx;
 mod definition;
 mod discover;
+mod document;
 mod error;
 mod evidence;
 mod keywords;
@@ -78,6 +79,7 @@ mod triton_repr;
 
 pub use builder::LocatorBuilder;
 pub use discover::{DiscoveryEnv, FRAMEWORK_PACKAGES};
+pub use document::{KEYWORDS_SCHEMA, KeywordsDocument, LOCATE_SCHEMA, LocateDocument};
 pub use error::LocateError;
 pub use keywords::{KeywordPlan, NAMESPACE_BLOCKLIST, Refusal, keywords_for};
 pub use kind::{KindContext, RUNTIME_GENERATED_MARKERS, SourceKind, source_kind_for};

@@ -30,6 +30,9 @@ pub struct Analysis {
     /// What the aggregates cover.
     #[serde(rename = "aggregation_scope")]
     pub scope: Scope,
+    /// The trace's first event (the earliest kept GPU, CPU-span, step or annotation
+    /// timestamp), µs: the origin of relative windows; null for a trace without events.
+    pub trace_start_us: Option<f64>,
     /// The window, when one applies.
     pub window: Option<SteadyWindow>,
     /// Whether a window was requested and found.
@@ -98,9 +101,15 @@ pub(crate) fn build(
     stream_errors: Vec<String>,
     provenance: Option<ChunkProvenance>,
 ) -> Analysis {
-    let (scope, status, chosen) = match opts.window {
-        WindowMode::Full => (Scope::FullTrace, WindowStatus::NotRequested, None),
-        WindowMode::Explicit(w) => (
+    let trace_start = window::trace_start(&c);
+    // A relative window is the explicit one it names.
+    let explicit = match opts.window {
+        WindowMode::Explicit(w) => Some(w),
+        WindowMode::Relative(w) => Some(window::absolute(w, trace_start)),
+        _ => None,
+    };
+    let (scope, status, chosen) = match (opts.window, explicit) {
+        (_, Some(w)) => (
             Scope::ExplicitWindow,
             WindowStatus::Selected,
             Some(window::Chosen {
@@ -111,10 +120,13 @@ pub(crate) fn build(
                 annotation_coverage: None,
             }),
         ),
-        WindowMode::Steady {
-            min_repeats,
-            source,
-        } => match window::choose(&c, min_repeats, source) {
+        (
+            WindowMode::Steady {
+                min_repeats,
+                source,
+            },
+            None,
+        ) => match window::choose(&c, min_repeats, source) {
             Some(ch) => (Scope::SteadyState, WindowStatus::Selected, Some(ch)),
             None => (
                 Scope::FullTrace,
@@ -122,6 +134,7 @@ pub(crate) fn build(
                 None,
             ),
         },
+        _ => (Scope::FullTrace, WindowStatus::NotRequested, None),
     };
     let win: Option<TimeWindow> = chosen.as_ref().map(|ch| ch.window);
     let (set, _) = graph::effective_set(&c);
@@ -222,6 +235,7 @@ pub(crate) fn build(
         event_total: c.event_total,
         stream_errors,
         scope,
+        trace_start_us: trace_start.map(us),
         window,
         window_status: status,
         analyzed_rank: source.analyzed_rank(),

@@ -109,6 +109,9 @@ pub(crate) struct LaunchAt {
 #[derive(Default)]
 pub(crate) struct Collected {
     pub(crate) event_total: u64,
+    /// The earliest `ts` of a complete (`ph: X`) event folded by name (CPU ops, runtime
+    /// calls, annotations); GPU records are in `gpu`. The origin of relative windows.
+    pub(crate) first_complete_ts: Option<i64>,
     pub(crate) names: StrInterner,
     pub(crate) links: Map<i64, i64>,
     pub(crate) launch_at: Map<i64, LaunchAt>,
@@ -221,6 +224,11 @@ impl Collector {
         let o = &mut self.out;
         let mut name_of = |o: &mut Collected| names.name(name_id, &ev.name, &mut o.names);
         o.event_total += 1;
+        // Only the categories analysis itself reads: Python frames (an observer's), flows
+        // and others (split's) would move the start with who is listening.
+        if ev.ph_x && !matches!(ev.cat, Cat::PythonFunction | Cat::Flow | Cat::Other) {
+            o.first_complete_ts = Some(o.first_complete_ts.map_or(ev.ts, |t| t.min(ev.ts)));
+        }
         // Name tests run on the raw bytes unless escapes make the text differ.
         let name_bytes: std::borrow::Cow<'_, [u8]> = if ev.name.escaped {
             std::borrow::Cow::Owned(ev.name.decode().into_owned().into_bytes())

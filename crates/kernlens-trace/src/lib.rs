@@ -118,7 +118,7 @@ pub use report::{
     WindowStatus,
 };
 pub use source::TraceSource;
-pub use split::{SplitOptions, SplitReport, split, split_window};
+pub use split::{SPLIT_SCHEMA, SplitDocument, SplitOptions, SplitReport, split, split_window};
 
 /// Analyses a trace in one pass: the common case. [`TraceReader`] adds an observer or a
 /// progress sink.

@@ -128,6 +128,10 @@ pub enum WindowMode {
     },
     /// A window the caller chose.
     Explicit(TimeWindow),
+    /// A window the caller chose as offsets from the trace's first event (its ns are
+    /// offsets, not timestamps); it becomes the [`WindowMode::Explicit`] window it names
+    /// once the trace is read (trace.md, relative windows).
+    Relative(TimeWindow),
 }
 
 impl WindowMode {

@@ -213,10 +213,17 @@ pub struct KernelRow {
     pub calls: u64,
     /// Sum of durations, µs.
     pub total_us: f64,
+    /// Shortest launch, µs.
+    pub min_us: f64,
+    /// Longest launch, µs.
+    pub max_us: f64,
     /// Share of all kept kernel time, 0–1.
     pub share: f64,
     /// The op with the most attributed time for this kernel, or `""`.
     pub op_name: String,
+    /// Distinct buckets this kernel's launches were attributed to: each op, plus one when
+    /// some launch was `(graph)` or `(unlinked)`. Above 1, `op_name` is only the majority.
+    pub op_count: usize,
     /// Grid of the first launch that recorded geometry.
     pub grid: Option<[i64; 3]>,
     /// Block of the first launch that recorded geometry.

@@ -40,6 +40,11 @@ pub(crate) fn resolve(c: &Collected, graph: &Set<i64>, r: &GpuRec) -> Resolved {
 struct KernelAcc {
     calls: u64,
     ns: i64,
+    /// Shortest and longest launch, ns.
+    min: i64,
+    max: i64,
+    /// Some launch was in the `(graph)` or `(unlinked)` bucket.
+    unbucketed: bool,
     /// Attributed ns per op, with the first launch's meta, in first-seen order.
     ops: Vec<(u32, i64, u32)>,
     /// ns per (shapes, dtypes) signature, first-seen order.
@@ -118,11 +123,16 @@ pub(crate) fn rows<'c>(
             kernel_order.push(r.name);
             KernelAcc {
                 geometry: NONE,
+                min: i64::MAX,
+                max: i64::MIN,
                 ..KernelAcc::default()
             }
         });
         k.calls += 1;
         k.ns = k.ns.saturating_add(r.dur);
+        k.min = k.min.min(r.dur);
+        k.max = k.max.max(r.dur);
+        k.unbucketed |= !matches!(res.bucket, Bucket::Op(_));
         if k.geometry == NONE {
             k.geometry = r.geometry;
         }
@@ -186,7 +196,10 @@ pub(crate) fn rows<'c>(
                     name: c.names.get(id).to_string(),
                     calls: k.calls,
                     total_us: us(k.ns),
+                    min_us: us(k.min),
+                    max_us: us(k.max),
                     share: ratio(k.ns, ns_all),
+                    op_count: k.ops.len() + usize::from(k.unbucketed),
                     op_name: major
                         .map(|m| c.names.get(m.0).to_string())
                         .unwrap_or_default(),

@@ -73,6 +73,30 @@ pub struct SplitReport {
     pub stream_errors: Vec<String>,
 }
 
+/// Schema tag of [`SplitDocument`].
+pub const SPLIT_SCHEMA: &str = "kernlens.split/1";
+
+/// The `kernlens.split/1` document: the schema tag, then the [`SplitReport`] fields.
+#[derive(Debug, Serialize)]
+#[non_exhaustive]
+pub struct SplitDocument<'a> {
+    /// Always [`SPLIT_SCHEMA`].
+    pub schema: &'static str,
+    /// The report.
+    #[serde(flatten)]
+    pub report: &'a SplitReport,
+}
+
+impl SplitReport {
+    /// The `kernlens.split/1` document of this report.
+    pub fn document(&self) -> SplitDocument<'_> {
+        SplitDocument {
+            schema: SPLIT_SCHEMA,
+            report: self,
+        }
+    }
+}
+
 /// The `kernlens` member written into a chunk.
 #[derive(Serialize)]
 struct ChunkMember<'a> {
@@ -114,6 +138,7 @@ pub fn split_window(
     let c = collector.fold.out;
     let window = match *mode {
         WindowMode::Explicit(w) => w,
+        WindowMode::Relative(w) => window::absolute(w, window::trace_start(&c)),
         WindowMode::Steady {
             min_repeats,
             source: steps,

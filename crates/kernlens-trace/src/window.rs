@@ -14,6 +14,24 @@ pub(crate) struct Chosen {
     pub(crate) annotation_coverage: Option<f64>,
 }
 
+/// The trace's first event: the earliest timestamp among the GPU activity and the complete
+/// events of the categories analysis reads (CPU ops, runtime and driver calls, annotations;
+/// not Python frames, which only an observer asks for). The origin of
+/// relative windows and the `trace_start_us` of the summary; `None` for a trace with none.
+pub(crate) fn trace_start(c: &Collected) -> Option<i64> {
+    c.gpu.iter().map(|r| r.ts).chain(c.first_complete_ts).min()
+}
+
+/// The absolute window a relative one names, `origin` being [`trace_start`] (0 when the
+/// trace has no event); the sum saturates rather than wraps.
+pub(crate) fn absolute(offsets: TimeWindow, origin: Option<i64>) -> TimeWindow {
+    let origin = origin.unwrap_or(0);
+    TimeWindow::clamped(
+        origin.saturating_add(offsets.start_ns()),
+        origin.saturating_add(offsets.end_ns()),
+    )
+}
+
 /// `ProfilerStep#12` → `ProfilerStep`, `denoise_step_0` → `denoise_step`.
 pub(crate) fn normalize(name: &str) -> &str {
     let no_digits = name.trim_end_matches(|c: char| c.is_ascii_digit());

@@ -20,15 +20,17 @@ fn t1_matches_the_documented_json() {
     let got = without_file(a.to_json());
     let empty_meta = json!({"op_shapes":[],"op_dtypes":[],"op_kernel_file":"","op_kernel_backend":"",
         "backfill_shapes":[],"backfill_dtypes":[],"backfill_ambiguous":false});
-    let mut k1 = json!({"name":"paged_attention_v1","calls":1,"total_us":300.0,"share":0.6,"op_name":"","grid":null,"block":null});
-    let mut k2 = json!({"name":"Cijk_Alik_Bljk_HHS","calls":1,"total_us":200.0,"share":0.4,"op_name":"aten::mm","grid":null,"block":null});
+    let mut k1 = json!({"name":"paged_attention_v1","calls":1,"total_us":300.0,"min_us":300.0,"max_us":300.0,
+        "share":0.6,"op_name":"","op_count":1,"grid":null,"block":null});
+    let mut k2 = json!({"name":"Cijk_Alik_Bljk_HHS","calls":1,"total_us":200.0,"min_us":200.0,"max_us":200.0,
+        "share":0.4,"op_name":"aten::mm","op_count":1,"grid":null,"block":null});
     for k in [&mut k1, &mut k2] {
         for (key, v) in empty_meta.as_object().unwrap() {
             k[key] = v.clone();
         }
     }
     let expected = json!({"schema":"kernlens.summary/1","event_total":6,"stream_errors":[],
-     "aggregation_scope":"full_trace","window":null,"window_status":"not_requested",
+     "aggregation_scope":"full_trace","trace_start_us":0.0,"window":null,"window_status":"not_requested",
      "analyzed_rank":null,"rank_count":1,"selected_capture_fragment":false,"cycles":1,"cycle":1,
      "timeline":{"total_us":750.0,"busy_us":550.0,"idle_us":200.0,"kernel_union_us":500.0,
        "memcpy_us":50.0,"kernel_sum_us":500.0,"idle_pct":26.666666666666668,
