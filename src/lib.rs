@@ -60,7 +60,9 @@ pub use kernlens_report as report;
 #[cfg(feature = "cli")]
 pub mod output;
 
-/// Two traces compared by operator identity: did the change help (`kernlens diff`).
+// Two traces compared by operator identity: did the change help (`kernlens diff`).
+// (Documented by its own `//!` page: an outer doc comment here would make rustdoc resolve
+// that page's links from the crate root.)
 #[cfg(feature = "triage")]
 pub mod diff;
 
