@@ -367,7 +367,7 @@ fn the_document_carries_its_schema_headline_and_counts() {
         &fixture("compiled.json.gz"),
         &whole(),
     );
-    let doc = report.to_json();
+    let doc = report.to_json().unwrap();
     assert_eq!(doc["schema"], "kernlens.diff/1");
     assert_eq!(doc["headline"], report.headline());
     assert_eq!(doc["added"], 7);

@@ -446,9 +446,10 @@ impl DiffReport {
         )
     }
 
-    /// The `kernlens.diff/1` document as a JSON value.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    /// The `kernlens.diff/1` document as a JSON value (the report serialises itself; an
+    /// error only if serde_json refuses a value, never a silent `null`).
+    pub fn to_json(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self)
     }
 }
 
