@@ -135,7 +135,6 @@ pub struct LaneRecorder {
     comm: HashMap<String, bool>,
     runtime_graph: HashSet<i64>,
     driver_graph: HashSet<i64>,
-    memcpy_observed: bool,
 }
 
 impl LaneRecorder {
@@ -153,7 +152,6 @@ impl LaneRecorder {
             comm: HashMap::new(),
             runtime_graph: HashSet::new(),
             driver_graph: HashSet::new(),
-            memcpy_observed: false,
         }
     }
 
@@ -206,12 +204,8 @@ impl EventObserver for LaneRecorder {
                     Kind::Compute
                 }
             }
-            // Handed over only by a reader that observes device copies; counted as the
-            // trace crate counts them (memsets are memcpy, trace.md §7).
-            "gpu_memcpy" | "gpu_memset" => {
-                self.memcpy_observed = true;
-                Kind::Memcpy
-            }
+            // Counted as the trace crate counts them (memsets are memcpy, trace.md §7).
+            "gpu_memcpy" | "gpu_memset" => Kind::Memcpy,
             "cuda_runtime" | "cuda_driver" => {
                 if let Some(corr) = ev.correlation
                     && ev.name.contains("GraphLaunch")
@@ -284,10 +278,6 @@ pub struct Lane {
     pub scope: ScopeFigures,
     /// Whether any kernel of the lane belongs to a graph replay.
     pub has_graph: bool,
-    /// Whether `scope.busy_ns` counts copies too. Without copies from the reader, the
-    /// pooled and device lanes take busy from the analysis (exact), a stream lane counts
-    /// its kernels only.
-    pub busy_complete: bool,
 }
 
 impl Lane {
@@ -335,9 +325,6 @@ pub struct Lanes {
     pub window: Option<ShadedWindow>,
     /// Graph launches seen (the effective set: runtime, else driver launches).
     pub graph_launches: usize,
-    /// Whether memcpy/memset intervals reached the recorder; when false the lanes hold
-    /// kernels only (the reader hands copies to observers only when it can).
-    pub memcpy_observed: bool,
 }
 
 struct Binned {
@@ -486,7 +473,6 @@ impl LaneRecorder {
             mut lanes,
             runtime_graph,
             driver_graph,
-            memcpy_observed,
             ..
         } = self;
         // The effective launch set, as the trace crate chooses it (trace.md §9).
@@ -556,7 +542,6 @@ impl LaneRecorder {
                     bins: b.bins,
                     scope: b.scope,
                     has_graph: b.has_graph,
-                    busy_complete: memcpy_observed,
                 });
             }
             // A device of one stream is that stream: its bins are not computed twice.
@@ -580,7 +565,6 @@ impl LaneRecorder {
                 bins,
                 scope,
                 has_graph,
-                busy_complete: true,
             });
         }
         let (bins, scope, has_graph) = match devices.as_slice() {
@@ -592,25 +576,14 @@ impl LaneRecorder {
                 (b.bins, b.scope, b.has_graph)
             }
         };
-        let mut pooled = Lane {
+        let pooled = Lane {
             label: "all GPUs".to_owned(),
             device: None,
             stream: None,
             bins,
             scope,
             has_graph,
-            busy_complete: true,
         };
-        if !memcpy_observed {
-            // The reader kept copies from the observer: the analysis has the exact busy.
-            let t = &analysis.timeline;
-            pooled.scope.busy_ns = t.busy_ns;
-            for lane in &mut devices {
-                if let Some(d) = t.per_device.iter().find(|d| d.device == lane.device) {
-                    lane.scope.busy_ns = (d.busy_us * 1000.0).round() as i64;
-                }
-            }
-        }
         let shaded = analysis.window.as_ref().map(|w| ShadedWindow {
             start_ns: w.start_ns,
             end_ns: w.end_ns,
@@ -629,7 +602,6 @@ impl LaneRecorder {
             scope_total_ns: analysis.timeline.total_ns,
             window: shaded,
             graph_launches: graph_set.len(),
-            memcpy_observed,
         }
     }
 }

@@ -105,6 +105,8 @@ impl<'o> Feed<'o> {
             let name = ev.name.decode();
             let cat = match ev.cat {
                 Cat::Kernel => Some("kernel"),
+                Cat::Memcpy => Some("gpu_memcpy"),
+                Cat::Memset => Some("gpu_memset"),
                 Cat::Runtime => Some("cuda_runtime"),
                 Cat::Driver => Some("cuda_driver"),
                 Cat::PythonFunction => Some("python_function"),
