@@ -57,7 +57,8 @@ pub struct ObservedEvent<'a> {
 /// Receives every device event (kernel, `gpu_memcpy`, `gpu_memset`), launch
 /// (runtime/driver) and `python_function` event, in file order.
 pub trait EventObserver {
-    /// Called once per event, during the read.
+    /// Called once per event, during the read, on the thread that called the analysis.
+    /// Observing does not take the read off its parallel path (trace.md, Reading model).
     fn observe(&mut self, event: &ObservedEvent<'_>);
 }
 
