@@ -67,9 +67,9 @@ fn page_and_summary(trace: &Path, window: &str) -> (String, serde_json::Value) {
     )
 }
 
-/// The pooled lane and each device agree with the summary: busy% (the analysis' own
-/// figure while copies are not observed, the lanes' union once they are), and the
-/// lanes' kernel union, measured from the recorded intervals, to the nanosecond.
+/// The pooled lane and each device agree with the summary: busy% (the lanes' union of
+/// kernels and copies) and the lanes' kernel union, measured from the recorded
+/// intervals, to the nanosecond.
 fn assert_agrees(html: &str, summary: &serde_json::Value) {
     let doc = xml(html);
     let tl = &summary["timeline"];
@@ -129,6 +129,78 @@ fn report_lanes_and_busy_agree_with_summary_on_graph_eager_and_multistream() {
             "{name}: no window chosen"
         );
     }
+}
+
+/// Every stream that ran device work gets a lane, a stream of copies alone included:
+/// multistream's copies (about 98 ms on their own stream) are drawn and counted in that
+/// lane's busy.
+#[test]
+fn report_draws_a_lane_per_stream_including_the_copy_stream_on_multistream() {
+    let path = fixture("multistream.json.gz");
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // Streams of device work in order of first sight, each with its intervals (ns).
+    type Intervals = Vec<(i64, i64)>;
+    let mut streams: Vec<((i64, i64), Intervals)> = Vec::new();
+    for e in doc["traceEvents"].as_array().unwrap() {
+        let cat = e["cat"].as_str().unwrap_or("");
+        if !matches!(cat, "kernel" | "gpu_memcpy" | "gpu_memset") {
+            continue;
+        }
+        let key = (e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap());
+        let s = (e["ts"].as_f64().unwrap() * 1000.0).round() as i64;
+        let iv = (s, s + (e["dur"].as_f64().unwrap() * 1000.0).round() as i64);
+        match streams.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ivs)) => ivs.push(iv),
+            None => streams.push((key, vec![iv])),
+        }
+    }
+    assert_eq!(
+        streams.len(),
+        2,
+        "kernels and memsets on one stream, copies on another"
+    );
+    let (html, summary) = page_and_summary(&path, "none");
+    assert_agrees(&html, &summary);
+    let page = xml(&html);
+    let drawn: Vec<_> = page
+        .descendants()
+        .filter(|n| n.has_tag_name("g") && n.attribute("class") == Some("lane"))
+        .filter(|g| attr(g, "data-kind") == "stream")
+        .collect();
+    assert_eq!(drawn.len(), streams.len());
+    for (g, ((pid, tid), ivs)) in drawn.iter().zip(&mut streams) {
+        let label = g.descendants().find(|n| n.has_tag_name("text")).unwrap();
+        assert_eq!(
+            label.text(),
+            Some(format!("GPU {pid} · stream {tid}").as_str())
+        );
+        ivs.sort_unstable();
+        let (mut union, mut end) = (0i64, i64::MIN);
+        for &(s, e) in ivs.iter() {
+            if e > end {
+                union += e - s.max(end);
+                end = e;
+            }
+        }
+        // µs→ns rounding may differ by a nanosecond or so per event.
+        let busy = num(g, "data-busy-ns");
+        assert!(
+            (busy - union as f64).abs() <= 2.0 * ivs.len() as f64,
+            "stream {tid}: lane busy {busy} ns, union {union} ns"
+        );
+    }
+    let copies = drawn
+        .iter()
+        .find(|g| num(g, "data-kernel-union-ns") == 0.0)
+        .expect("a lane of copies alone");
+    let copy_busy = num(copies, "data-busy-ns");
+    assert!(copy_busy > 95e6, "the copy stream is busy {copy_busy} ns");
 }
 
 #[test]

@@ -226,25 +226,6 @@ impl<'a> Page<'a> {
                  often enough; the figures cover the whole trace.</div>",
             );
         }
-        // Copies the lanes cannot draw: loud when they are a real part of the span.
-        let t = &a.timeline;
-        if !self.lanes.memcpy_observed && t.memcpy_us > 0.0 {
-            let loud = t.memcpy_us > 0.01 * t.total_us;
-            let _ = write!(
-                o,
-                "<div class=\"banner {}\" id=\"memcpy-not-drawn\">Memory copies and memsets \
-                 ({}, {:.1}% of the span) are counted in every figure and table but not drawn: \
-                 the trace reader does not hand them to observers, so the lanes show kernels only \
-                 and a stream of copies alone has no lane.</div>",
-                if loud { "warn" } else { "note" },
-                text(&duration(t.memcpy_us * 1000.0)),
-                if t.total_us > 0.0 {
-                    t.memcpy_us / t.total_us * 100.0
-                } else {
-                    0.0
-                },
-            );
-        }
     }
 
     fn figures(&self, o: &mut String) {

@@ -71,13 +71,24 @@ enum Kind {
     Memcpy,
 }
 
-/// One GPU event: `[s, e)` in ns.
+/// One GPU event: `[s, e)` in ns. The correlation is a value and a flag, not an
+/// `Option<i64>`, so that an interval is 32 bytes, not 40 (one per GPU event).
 #[derive(Debug, Clone, Copy)]
 struct Iv {
     s: i64,
     e: i64,
-    corr: Option<i64>,
+    corr_value: i64,
+    has_corr: bool,
     kind: Kind,
+}
+
+// The size the docs promise (report.md, the recorder): 32 bytes per GPU event.
+const _: () = assert!(std::mem::size_of::<Iv>() == 32);
+
+impl Iv {
+    fn corr(&self) -> Option<i64> {
+        self.has_corr.then_some(self.corr_value)
+    }
 }
 
 #[derive(Debug)]
@@ -135,7 +146,6 @@ pub struct LaneRecorder {
     comm: HashMap<String, bool>,
     runtime_graph: HashSet<i64>,
     driver_graph: HashSet<i64>,
-    memcpy_observed: bool,
 }
 
 impl LaneRecorder {
@@ -153,7 +163,6 @@ impl LaneRecorder {
             comm: HashMap::new(),
             runtime_graph: HashSet::new(),
             driver_graph: HashSet::new(),
-            memcpy_observed: false,
         }
     }
 
@@ -206,12 +215,8 @@ impl EventObserver for LaneRecorder {
                     Kind::Compute
                 }
             }
-            // Handed over only by a reader that observes device copies; counted as the
-            // trace crate counts them (memsets are memcpy, trace.md §7).
-            "gpu_memcpy" | "gpu_memset" => {
-                self.memcpy_observed = true;
-                Kind::Memcpy
-            }
+            // Counted as the trace crate counts them (memsets are memcpy, trace.md §7).
+            "gpu_memcpy" | "gpu_memset" => Kind::Memcpy,
             "cuda_runtime" | "cuda_driver" => {
                 if let Some(corr) = ev.correlation
                     && ev.name.contains("GraphLaunch")
@@ -231,7 +236,8 @@ impl EventObserver for LaneRecorder {
             lane.ivs.push(Iv {
                 s: ev.ts_ns,
                 e: ev.ts_ns.saturating_add(ev.dur_ns.max(0)),
-                corr: ev.correlation,
+                corr_value: ev.correlation.unwrap_or(0),
+                has_corr: ev.correlation.is_some(),
                 kind,
             });
         }
@@ -284,10 +290,6 @@ pub struct Lane {
     pub scope: ScopeFigures,
     /// Whether any kernel of the lane belongs to a graph replay.
     pub has_graph: bool,
-    /// Whether `scope.busy_ns` counts copies too. Without copies from the reader, the
-    /// pooled and device lanes take busy from the analysis (exact), a stream lane counts
-    /// its kernels only.
-    pub busy_complete: bool,
 }
 
 impl Lane {
@@ -335,9 +337,6 @@ pub struct Lanes {
     pub window: Option<ShadedWindow>,
     /// Graph launches seen (the effective set: runtime, else driver launches).
     pub graph_launches: usize,
-    /// Whether memcpy/memset intervals reached the recorder; when false the lanes hold
-    /// kernels only (the reader hands copies to observers only when it can).
-    pub memcpy_observed: bool,
 }
 
 struct Binned {
@@ -416,10 +415,10 @@ fn bin_lane(
         if is_kernel {
             kernel.push(edges, iv.s, iv.e);
             let in_graph = match last {
-                Some((c, g)) if c == iv.corr => g,
+                Some((c, g)) if c == iv.corr() => g,
                 _ => {
-                    let g = is_graph(iv.corr);
-                    last = Some((iv.corr, g));
+                    let g = is_graph(iv.corr());
+                    last = Some((iv.corr(), g));
                     g
                 }
             };
@@ -486,7 +485,6 @@ impl LaneRecorder {
             mut lanes,
             runtime_graph,
             driver_graph,
-            memcpy_observed,
             ..
         } = self;
         // The effective launch set, as the trace crate chooses it (trace.md §9).
@@ -556,7 +554,6 @@ impl LaneRecorder {
                     bins: b.bins,
                     scope: b.scope,
                     has_graph: b.has_graph,
-                    busy_complete: memcpy_observed,
                 });
             }
             // A device of one stream is that stream: its bins are not computed twice.
@@ -580,7 +577,6 @@ impl LaneRecorder {
                 bins,
                 scope,
                 has_graph,
-                busy_complete: true,
             });
         }
         let (bins, scope, has_graph) = match devices.as_slice() {
@@ -592,25 +588,14 @@ impl LaneRecorder {
                 (b.bins, b.scope, b.has_graph)
             }
         };
-        let mut pooled = Lane {
+        let pooled = Lane {
             label: "all GPUs".to_owned(),
             device: None,
             stream: None,
             bins,
             scope,
             has_graph,
-            busy_complete: true,
         };
-        if !memcpy_observed {
-            // The reader kept copies from the observer: the analysis has the exact busy.
-            let t = &analysis.timeline;
-            pooled.scope.busy_ns = t.busy_ns;
-            for lane in &mut devices {
-                if let Some(d) = t.per_device.iter().find(|d| d.device == lane.device) {
-                    lane.scope.busy_ns = (d.busy_us * 1000.0).round() as i64;
-                }
-            }
-        }
         let shaded = analysis.window.as_ref().map(|w| ShadedWindow {
             start_ns: w.start_ns,
             end_ns: w.end_ns,
@@ -629,7 +614,6 @@ impl LaneRecorder {
             scope_total_ns: analysis.timeline.total_ns,
             window: shaded,
             graph_launches: graph_set.len(),
-            memcpy_observed,
         }
     }
 }

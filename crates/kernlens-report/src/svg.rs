@@ -290,21 +290,15 @@ pub fn timeline_svg(lanes: &Lanes, standalone: bool) -> String {
         let device = lane.device.map_or_else(String::new, |d| d.to_string());
         let _ = write!(
             out,
-            r#"<g class="lane" data-kind="{kind}" data-device="{device}" data-bins="{}" data-busy-ns="{}" data-kernel-union-ns="{}" data-busy-pct="{:.4}" data-busy-complete="{}">"#,
+            r#"<g class="lane" data-kind="{kind}" data-device="{device}" data-bins="{}" data-busy-ns="{}" data-kernel-union-ns="{}" data-busy-pct="{:.4}">"#,
             lane.bins.len(),
             lane.scope.busy_ns,
             lane.scope.kernel_union_ns,
             busy,
-            lane.busy_complete,
         );
-        let what = if lane.busy_complete {
-            "busy"
-        } else {
-            "kernels busy"
-        };
         let _ = write!(
             out,
-            r#"<text x="{}" y="{}" text-anchor="end">{}</text><text class="sub" x="{}" y="{}" text-anchor="end">{what} {:.2}% · {} kernels</text>"#,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text><text class="sub" x="{}" y="{}" text-anchor="end">busy {:.2}% · {} kernels</text>"#,
             num(LABEL_W - 8.0),
             num(y + 12.0),
             text(&lane.label),
@@ -315,7 +309,7 @@ pub fn timeline_svg(lanes: &Lanes, standalone: bool) -> String {
         );
         let _ = write!(
             out,
-            r#"<rect class="idle" x="{}" y="{}" width="{}" height="{}"><title>{}: {what} {:.2}% of {} in scope</title></rect>"#,
+            r#"<rect class="idle" x="{}" y="{}" width="{}" height="{}"><title>{}: busy {:.2}% of {} in scope</title></rect>"#,
             num(LABEL_W),
             num(y),
             num(PLOT_W),

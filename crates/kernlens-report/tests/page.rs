@@ -341,3 +341,32 @@ fn an_empty_trace_gives_a_page_not_a_panic() {
     let html = Page::new(&analysis, &lanes).render();
     roxmltree::Document::parse_with_options(&html, parse_options()).unwrap();
 }
+
+#[test]
+fn a_stream_of_copies_alone_gets_its_lane_and_copies_count_in_busy() {
+    // Kernels on stream 7 (with a memset under one), device-to-host copies alone on 13.
+    let copies = [
+        r#"{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pinned)","pid":0,"tid":13,"ts":300,"dur":200,"args":{"correlation":10,"device":0}}"#.to_owned(),
+        r#"{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":20,"dur":10,"args":{"correlation":11,"device":0}}"#.to_owned(),
+    ];
+    let bytes = trace(
+        &[
+            ("gemm", 0, 7, 0.0, 100.0, 1),
+            ("gemm", 0, 7, 150.0, 100.0, 2),
+        ],
+        &copies,
+    );
+    let (analysis, lanes) = read(bytes, &Options::default(), 100);
+    let labels: Vec<&str> = lanes.streams.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(labels, ["GPU 0 · stream 7", "GPU 0 · stream 13"]);
+    let copy = &lanes.streams[1];
+    assert_eq!(copy.scope.busy_ns, 200_000);
+    assert_eq!(copy.scope.kernel_count, 0);
+    assert_eq!(copy.bins.iter().map(|b| b.memcpy_ns).sum::<i64>(), 200_000);
+    // The memset lies under a kernel: the kernel stream's busy is its kernels' union.
+    assert_eq!(lanes.streams[0].scope.busy_ns, 200_000);
+    assert_eq!(lanes.pooled.scope.busy_ns, 400_000);
+    assert_eq!(lanes.pooled.scope.busy_ns, analysis.timeline.busy_ns);
+    let svg = render_svg(&lanes);
+    assert!(!svg.contains("kernels busy"));
+}

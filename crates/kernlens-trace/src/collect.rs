@@ -410,9 +410,25 @@ pub(crate) struct Digest<'a> {
     pub(crate) recs: Vec<GpuRec>,
     streams: Interner<(IdRaw<'a>, IdRaw<'a>)>,
     geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
+    /// For an observed read, per record: whether it is a memset (the record's kind
+    /// counts memsets as memcpy; the observer is told which it was).
+    pub(crate) memsets: Option<Vec<bool>>,
 }
 
 impl<'a> Digest<'a> {
+    /// A digest that also keeps what an observer needs beside the records.
+    pub(crate) fn observed() -> Self {
+        Digest {
+            memsets: Some(Vec::new()),
+            ..Digest::default()
+        }
+    }
+
+    /// The `(pid, tid)` a region's stream number stands for.
+    pub(crate) fn stream(&self, n: u32) -> Option<&(IdRaw<'a>, IdRaw<'a>)> {
+        self.streams.values().get(n as usize)
+    }
+
     /// Digests a kept GPU event whose name the worker numbered `name`; false when it is
     /// not one to digest (the event is then folded whole).
     pub(crate) fn take(&mut self, ev: &Event<'a>, name: u32) -> bool {
@@ -430,6 +446,9 @@ impl<'a> Digest<'a> {
             NONE
         };
         let stream = self.streams.intern((ev.pid, ev.tid));
+        if let Some(memsets) = &mut self.memsets {
+            memsets.push(ev.cat == Cat::Memset);
+        }
         self.recs.push(GpuRec::new(
             ev.ts,
             ev.dur,

@@ -127,7 +127,8 @@ pub fn analyze(source: &TraceSource, opts: &Options) -> Result<Analysis, TraceEr
 }
 
 /// One analysis with what [`analyze`] leaves out: an [`EventObserver`] that sees the
-/// kernel, launch and `python_function` events in the same pass, and a [`ProgressSink`].
+/// device (kernel, copy, memset), launch and `python_function` events in the same pass,
+/// and a [`ProgressSink`].
 ///
 /// ```
 /// use kernlens_trace::{Options, TraceReader, TraceSource};
@@ -172,7 +173,8 @@ impl<'a> TraceReader<'a> {
         self
     }
 
-    /// Hands `observer` every kernel, launch and `python_function` event, in file order.
+    /// Hands `observer` every kernel, copy, memset, launch and `python_function` event, in
+    /// file order.
     pub fn with_observer(mut self, observer: &'a mut dyn EventObserver) -> Self {
         self.observer = Some(observer);
         self
@@ -194,7 +196,7 @@ impl<'a> TraceReader<'a> {
     }
 }
 
-/// Analyses a trace in one pass and hands `observer` every kernel, launch
+/// Analyses a trace in one pass and hands `observer` every kernel, copy, memset, launch
 /// (`cuda_runtime`/`cuda_driver`) and `python_function` event, in file order (what
 /// [`TraceReader::with_observer`] does, for a borrowed source).
 pub fn analyze_observed(

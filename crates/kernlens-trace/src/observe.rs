@@ -37,7 +37,8 @@ impl serde::Serialize for TraceId<'_> {
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct ObservedEvent<'a> {
-    /// `kernel`, `cuda_runtime`, `cuda_driver` or `python_function`.
+    /// `kernel`, `gpu_memcpy`, `gpu_memset`, `cuda_runtime`, `cuda_driver` or
+    /// `python_function`; an observer ignores the categories it does not use.
     pub cat: &'a str,
     /// The event name.
     pub name: &'a str,
@@ -53,9 +54,11 @@ pub struct ObservedEvent<'a> {
     pub correlation: Option<i64>,
 }
 
-/// Receives every kernel, launch (runtime/driver) and `python_function` event, in file order.
+/// Receives every device event (kernel, `gpu_memcpy`, `gpu_memset`), launch
+/// (runtime/driver) and `python_function` event, in file order.
 pub trait EventObserver {
-    /// Called once per event, during the read.
+    /// Called once per event, during the read, on the thread that called the analysis.
+    /// Observing does not take the read off its parallel path (trace.md, Reading model).
     fn observe(&mut self, event: &ObservedEvent<'_>);
 }
 

@@ -260,7 +260,7 @@ fn real_trace_with_dropped_replays_is_under_recorded() {
     assert!(a.timeline.idle_pct > 70.0 && full.timeline.idle_pct < 10.0);
 }
 
-/// The observer sees every kernel, launch and python_function event in file order, in the
+/// The observer sees every kernel, copy, memset, launch and python_function event in file order, in the
 /// same pass as the analysis (locate builds its launcher index from these).
 #[test]
 fn observer_receives_launch_and_python_events_in_file_order() {
@@ -299,7 +299,12 @@ fn observer_receives_launch_and_python_events_in_file_order() {
         .filter(|c| {
             matches!(
                 *c,
-                "kernel" | "cuda_runtime" | "cuda_driver" | "python_function"
+                "kernel"
+                    | "gpu_memcpy"
+                    | "gpu_memset"
+                    | "cuda_runtime"
+                    | "cuda_driver"
+                    | "python_function"
             )
         })
         .map(str::to_string)

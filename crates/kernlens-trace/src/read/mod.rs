@@ -7,10 +7,11 @@
 use std::fs::File;
 use std::io::{self, Read};
 
-use crate::collect::{Collector, GpuRec, RegionNames, Resolve};
+use std::borrow::Cow;
+
+use crate::collect::{Collector, Digest, GpuKind, GpuRec, RegionNames, Resolve};
 use crate::error::TraceError;
-use crate::event::Event;
-use crate::event::{Cat, Wanted};
+use crate::event::{Cat, Event, IdVal, Wanted};
 use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 use crate::options::Limits;
 use crate::provenance;
@@ -67,10 +68,10 @@ impl<'o> Feed<'o> {
         }
     }
 
-    /// Whether region workers may digest GPU events into records themselves: not when an
-    /// observer must see every event.
-    pub(crate) fn digests(&self) -> bool {
-        self.observer.is_none()
+    /// Whether an observer is served (region workers then keep, beside the GPU records
+    /// they digest, what it needs to see them).
+    pub(crate) fn observes(&self) -> bool {
+        self.observer.is_some()
     }
 
     /// Counts an event analysis does not use.
@@ -95,7 +96,30 @@ impl<'o> Feed<'o> {
         self.fold.fold_named(ev, name_id, names);
     }
 
-    /// Folds a GPU record a worker digested (only done without an observer).
+    /// Hands the observer record `i` of a region a worker digested, as the event it was.
+    pub(crate) fn observe_digested(&mut self, rec: &GpuRec, i: usize, sight: &mut Sight<'_, '_>) {
+        let Some(obs) = self.observer.as_deref_mut() else {
+            return;
+        };
+        let cat = match rec.kind {
+            GpuKind::Kernel => "kernel",
+            GpuKind::Memcpy if sight.memsets.get(i) == Some(&true) => "gpu_memset",
+            GpuKind::Memcpy => "gpu_memcpy",
+        };
+        sight.decode(rec);
+        let (name, pid, tid) = sight.get(rec);
+        obs.observe(&ObservedEvent {
+            cat,
+            name,
+            pid,
+            tid,
+            ts_ns: rec.ts,
+            dur_ns: rec.dur,
+            correlation: rec.corr(),
+        });
+    }
+
+    /// Folds a GPU record a worker digested.
     pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) {
         self.fold.fold_gpu(rec, d);
     }
@@ -105,6 +129,8 @@ impl<'o> Feed<'o> {
             let name = ev.name.decode();
             let cat = match ev.cat {
                 Cat::Kernel => Some("kernel"),
+                Cat::Memcpy => Some("gpu_memcpy"),
+                Cat::Memset => Some("gpu_memset"),
                 Cat::Runtime => Some("cuda_runtime"),
                 Cat::Driver => Some("cuda_driver"),
                 Cat::PythonFunction => Some("python_function"),
@@ -122,6 +148,59 @@ impl<'o> Feed<'o> {
                     correlation: ev.args.correlation,
                 });
             }
+        }
+    }
+}
+
+/// A region's digested records as an observer sees them: each name and `(pid, tid)` the
+/// region numbered is decoded the first time a record uses it, not once per record.
+pub(crate) struct Sight<'r, 'a> {
+    names: &'r [&'a [u8]],
+    digest: &'r Digest<'a>,
+    memsets: &'r [bool],
+    name_text: Vec<Option<Cow<'a, str>>>,
+    stream_ids: Vec<Option<(IdVal<'a>, IdVal<'a>)>>,
+}
+
+impl<'r, 'a> Sight<'r, 'a> {
+    pub(crate) fn new(names: &'r [&'a [u8]], digest: &'r Digest<'a>, memsets: &'r [bool]) -> Self {
+        Sight {
+            names,
+            digest,
+            memsets,
+            name_text: Vec::new(),
+            stream_ids: Vec::new(),
+        }
+    }
+
+    /// Decodes `rec`'s name and stream ids unless an earlier record did.
+    fn decode(&mut self, rec: &GpuRec) {
+        let (n, s) = (rec.name as usize, rec.stream as usize);
+        if self.name_text.len() <= n {
+            self.name_text.resize(n + 1, None);
+        }
+        if let (Some(slot @ None), Some(raw)) = (self.name_text.get_mut(n), self.names.get(n)) {
+            *slot = Some(String::from_utf8_lossy(raw));
+        }
+        if self.stream_ids.len() <= s {
+            self.stream_ids.resize(s + 1, None);
+        }
+        if let (Some(slot @ None), Some((pid, tid))) =
+            (self.stream_ids.get_mut(s), self.digest.stream(rec.stream))
+        {
+            *slot = Some((pid.decode(), tid.decode()));
+        }
+    }
+
+    /// `rec`'s name and stream ids, as [`Sight::decode`] left them.
+    fn get(&self, rec: &GpuRec) -> (&str, TraceId<'_>, TraceId<'_>) {
+        let name = match self.name_text.get(rec.name as usize) {
+            Some(Some(text)) => text,
+            _ => "",
+        };
+        match self.stream_ids.get(rec.stream as usize) {
+            Some(Some((pid, tid))) => (name, TraceId::from(pid), TraceId::from(tid)),
+            _ => (name, TraceId::Null, TraceId::Null),
         }
     }
 }
@@ -409,7 +488,7 @@ fn read_plain(
     };
     let ask = Ask {
         wanted: feed.wanted(),
-        digest: feed.digests(),
+        observed: feed.observes(),
         form,
     };
     let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
@@ -462,6 +541,97 @@ mod tests {
         .unwrap();
         let names = c.fold.out.gpu.iter().map(|g| g.name).collect();
         (c.fold.out.event_total, out.stream_errors, names)
+    }
+
+    /// What an observer saw, owned: `(cat, name, pid, tid, ts_ns, dur_ns, correlation)`.
+    type Seen = Vec<(String, String, String, String, i64, i64, Option<i64>)>;
+
+    struct Record(Seen);
+
+    impl EventObserver for Record {
+        fn observe(&mut self, e: &ObservedEvent<'_>) {
+            let id = |t: TraceId<'_>| format!("{t:?}");
+            self.0.push((
+                e.cat.to_owned(),
+                e.name.to_owned(),
+                id(e.pid),
+                id(e.tid),
+                e.ts_ns,
+                e.dur_ns,
+                e.correlation,
+            ));
+        }
+    }
+
+    /// Observed reads take the parallel path, whose workers digest GPU events into
+    /// records: the observer still sees every observed event once, with its fields, in
+    /// file order, whatever the regions and threads (digested kernels, copies and memsets
+    /// interleaved with launches, Python frames and escaped names, which are not digested).
+    #[test]
+    fn observed_events_keep_file_order_and_fields_whatever_the_regions() {
+        let mut t = String::from("{\"traceEvents\":[");
+        let mut expected: Seen = Vec::new();
+        for i in 0..120i64 {
+            let (cat, name) = match i % 6 {
+                0 => ("kernel", format!("gemm_{}", i % 4)),
+                1 => ("gpu_memcpy", "Memcpy DtoH".to_owned()),
+                2 => ("gpu_memset", "Memset (Device)".to_owned()),
+                3 => ("cuda_runtime", "cudaLaunchKernel".to_owned()),
+                4 => ("python_function", format!("train.py({i}): step")),
+                _ => ("kernel", "esc\\u0041pe".to_owned()),
+            };
+            let tid = if i % 4 == 0 {
+                "\"stream 7\"".to_owned()
+            } else {
+                (i % 3).to_string()
+            };
+            t.push_str(&format!(
+                r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{i}.5,"dur":2,"args":{{"correlation":{i}}}}},{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":{i},"dur":1}},"#,
+                pid = i % 2
+            ));
+            let tid = if i % 4 == 0 {
+                "Str(\"stream 7\")".to_owned()
+            } else {
+                format!("Int({})", i % 3)
+            };
+            let name = name.replace("\\u0041", "A");
+            let pid = format!("Int({})", i % 2);
+            expected.push((
+                cat.to_owned(),
+                name,
+                pid,
+                tid,
+                i * 1000 + 500,
+                2000,
+                Some(i),
+            ));
+        }
+        t.push_str(r#"{"ph":"X","cat":"cpu_op","name":"last","ts":1,"dur":1}]}"#);
+        let observe = |threads: usize, cut: Cut| {
+            let mut seen = Record(Vec::new());
+            let mut feed = Feed::new(Some(&mut seen));
+            let plan = ReadPlan {
+                limits: &Limits::default(),
+                threads: Some(threads),
+                cut,
+            };
+            let source = TraceSource::from_bytes("t.json", t.clone().into_bytes());
+            let out = read(&source, &plan, &mut feed).unwrap();
+            assert!(out.stream_errors.is_empty(), "{:?}", out.stream_errors);
+            drop(feed);
+            seen.0
+        };
+        assert_eq!(observe(1, Cut::DEFAULT), expected);
+        for region in [64, 300, 1000] {
+            for threads in [1, 3] {
+                let cut = Cut { region, look: 256 };
+                assert_eq!(
+                    observe(threads, cut),
+                    expected,
+                    "region {region} x{threads}"
+                );
+            }
+        }
     }
 
     /// Region starts are guessed from the bytes `}, {`; strings holding that pattern must

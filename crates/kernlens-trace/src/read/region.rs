@@ -3,7 +3,7 @@
 
 use crate::collect::{Digest, Lazy, NO_NAME, Resolve, names_interned};
 
-use super::Feed;
+use super::{Feed, Sight};
 use crate::event::{Event, Wanted};
 use crate::intern::Interner;
 use crate::options::Limits;
@@ -34,12 +34,13 @@ pub(crate) struct Region<'a> {
     pub(crate) ended: bool,
 }
 
-/// What a region's worker is asked for: which events, whether it may digest GPU events
-/// into records itself (not when an observer must see them), and the trace's layout.
+/// What a region's worker is asked for: which events, whether an observer will see the
+/// GPU events it digests into records (then it keeps what the observer needs beside
+/// them), and the trace's layout.
 #[derive(Clone, Copy)]
 pub(crate) struct Ask {
     pub(crate) wanted: Wanted,
-    pub(crate) digest: bool,
+    pub(crate) observed: bool,
     pub(crate) form: Form,
 }
 
@@ -66,11 +67,15 @@ pub(crate) fn scan<'a>(
     limits: &Limits,
     ask: Ask,
 ) -> Region<'a> {
-    let (wanted, digest) = (ask.wanted, ask.digest);
+    let wanted = ask.wanted;
     let eof = tail != Tail::More;
     let mut r = Region {
         events: Vec::new(),
-        digest: Digest::default(),
+        digest: if ask.observed {
+            Digest::observed()
+        } else {
+            Digest::default()
+        },
         digested: Vec::new(),
         name_ids: Vec::new(),
         names: Interner::default(),
@@ -100,7 +105,7 @@ pub(crate) fn scan<'a>(
                     } else {
                         r.names.intern(ev.name.raw)
                     };
-                    let digested = digest && r.digest.take(ev, id);
+                    let digested = r.digest.take(ev, id);
                     r.digested.push(digested);
                     if digested {
                         // Dropped in place: nothing to free, nothing to move.
@@ -151,11 +156,20 @@ pub(crate) fn apply(r: Region<'_>, feed: &mut Feed<'_>, log: &mut ErrorLog) {
     }
     let mut names = Lazy::new(r.names.values());
     let mut resolve = Resolve::new(&mut names, &r.digest);
+    // An observer sees the digested records in their place in file order, with names
+    // and stream ids decoded once per region.
+    let mut sight = match &r.digest.memsets {
+        Some(memsets) if feed.observes() => Some(Sight::new(r.names.values(), &r.digest, memsets)),
+        _ => None,
+    };
     let mut events = r.events.into_iter().zip(r.name_ids);
-    let mut recs = r.digest.recs.iter();
+    let mut recs = r.digest.recs.iter().enumerate();
     for digested in r.digested {
         if digested {
-            if let Some(&rec) = recs.next() {
+            if let Some((i, &rec)) = recs.next() {
+                if let Some(sight) = &mut sight {
+                    feed.observe_digested(&rec, i, sight);
+                }
                 feed.fold_gpu(rec, &mut resolve);
             }
         } else if let Some((ev, id)) = events.next() {
