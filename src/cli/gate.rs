@@ -1,5 +1,5 @@
 //! `kernlens gate TRACE`: the idle gate with its graph guard, then the
-//! low-compute gate (gate.md §6), on the whole, un-split trace.
+//! low-compute gate (gate.md "Combined evaluation"), on the whole, un-split trace.
 
 use std::process::ExitCode;
 

@@ -45,7 +45,7 @@ pub struct Args {
     limits: LimitArgs,
 }
 
-/// Input bounds shared by the commands that read traces (trace.md §5; docs/hardening.md).
+/// Input bounds shared by the commands that read traces (trace.md "Streaming reader and error semantics"; docs/hardening.md).
 #[derive(clap::Args)]
 pub struct LimitArgs {
     /// Stop after this many bytes of trace text (after decompression), reporting it:

@@ -5,7 +5,7 @@
 //! intervals once and bins every union the page draws (busy, compute, communication,
 //! memcpy, graph replays) into at most [`MAX_BINS`] columns, so what is drawn does not
 //! grow with the trace. The same intervals give each lane's figures for the analysis'
-//! scope, by the trace crate's rules (trace.md §11): an event counts when its start lies
+//! scope, by the trace crate's rules (trace.md "Timeline"): an event counts when its start lies
 //! in the window, clipped to it.
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
@@ -215,7 +215,7 @@ impl EventObserver for LaneRecorder {
                     Kind::Compute
                 }
             }
-            // Counted as the trace crate counts them (memsets are memcpy, trace.md §7).
+            // Counted as the trace crate counts them (memsets are memcpy, trace.md "Event classification (one pass)").
             "gpu_memcpy" | "gpu_memset" => Kind::Memcpy,
             "cuda_runtime" | "cuda_driver" => {
                 if let Some(corr) = ev.correlation
@@ -262,7 +262,7 @@ pub struct Bin {
     pub graph_ns: i64,
 }
 
-/// A lane's figures over the analysis' scope (window rule of trace.md §11).
+/// A lane's figures over the analysis' scope (window rule of trace.md "Timeline").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ScopeFigures {
@@ -487,7 +487,7 @@ impl LaneRecorder {
             driver_graph,
             ..
         } = self;
-        // The effective launch set, as the trace crate chooses it (trace.md §9).
+        // The effective launch set, as the trace crate chooses it (trace.md "Graph launches and coverage").
         let graph_set = if runtime_graph.is_empty() {
             driver_graph
         } else {

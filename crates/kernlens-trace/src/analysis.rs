@@ -17,7 +17,7 @@ use crate::window;
 /// categories compare with its `gpu_timeline`).
 pub const COMM_PATTERNS: [&str; 3] = ["nccl", "rccl", "cross_device_reduce"];
 
-/// The summary of one trace (trace.md §3, §17).
+/// The summary of one trace (trace.md "Public API sketch (names only)", trace.md "JSON output").
 #[derive(Debug, Serialize)]
 #[non_exhaustive]
 pub struct Analysis {

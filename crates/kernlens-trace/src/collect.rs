@@ -8,7 +8,7 @@ use crate::json::RawStr;
 /// `u32::MAX` marks "none" in the compact id fields.
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// Device activity kinds. Memsets count as memcpy everywhere (trace.md §7).
+/// Device activity kinds. Memsets count as memcpy everywhere (trace.md "Event classification (one pass)").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GpuKind {
     Kernel,
@@ -65,7 +65,7 @@ impl GpuRec {
         self.has_corr.then_some(self.corr_value)
     }
 
-    /// The event's device (§11.2).
+    /// The event's device (trace.md "Per device").
     #[inline]
     pub(crate) fn device(&self) -> Option<i64> {
         self.has_device.then_some(self.device_value)
@@ -132,7 +132,7 @@ pub(crate) struct Collected {
     pub(crate) geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
 }
 
-/// The meta id of an op's `args` (§7: empty fields omitted, no meta when all are empty).
+/// The meta id of an op's `args` (trace.md "Event classification (one pass)": empty fields omitted, no meta when all are empty).
 fn meta_id(o: &mut Collected, args: &crate::event::Args<'_>) -> u32 {
     let file = args.kernel_file.filter(|f| !f.raw.is_empty());
     // The backend counts only beside a kernel file.
@@ -266,7 +266,7 @@ impl Collector {
                         }
                     }
                 }
-                // Spans that can twin a GPU annotation (§10.2a) are kept; namespaced ATen
+                // Spans that can twin a GPU annotation (trace.md "Annotation coverage check") are kept; namespaced ATen
                 // ops (`aten::mm`) never do, and keeping every op span would make memory
                 // grow with the CPU side of the trace.
                 let annotation_like = memchr::memmem::find(&name_bytes, b"::").is_none();

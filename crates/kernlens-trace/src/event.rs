@@ -6,7 +6,7 @@ use crate::json::{Cursor, JsonError, JsonRead, RawStr, Scalar, Value, parse_int,
 use crate::member::Member;
 use crate::number::micros_text_to_ns;
 
-/// The event categories the reader routes on (trace.md §7).
+/// The event categories the reader routes on (trace.md "Event classification (one pass)").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cat {
     Runtime,
@@ -398,7 +398,7 @@ fn map_array<T>(text: &[u8], mut f: impl FnMut(Value<'_>) -> T) -> Vec<T> {
 }
 
 /// `Input Dims` normalised positionally: a list entry keeps its integer members, any
-/// other entry becomes `[]` (trace.md §12).
+/// other entry becomes `[]` (trace.md "Rows").
 pub(crate) fn normalize_shapes(text: &[u8]) -> Vec<Vec<i64>> {
     map_array(text, |v| match v {
         Value::Container(t) if t.first() == Some(&b'[') => {

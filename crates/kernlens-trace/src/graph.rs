@@ -1,4 +1,4 @@
-//! Graph-replay coverage over the whole trace (trace.md §9).
+//! Graph-replay coverage over the whole trace (trace.md "Graph launches and coverage").
 
 use crate::collect::{Collected, GpuKind};
 use crate::intern::Set;

@@ -1,4 +1,4 @@
-//! Per-kernel launch records (trace.md §13), built lazily from the kept records.
+//! Per-kernel launch records (trace.md "Launch records"), built lazily from the kept records.
 
 use crate::collect::{Meta, NONE};
 use crate::intern::{Interner, StrInterner};

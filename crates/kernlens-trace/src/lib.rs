@@ -275,11 +275,11 @@ pub(crate) fn read_analysis(
 }
 
 /// Graph coverage of a whole trace, with its provenance and stream errors: what the
-/// gate's probe needs (trace.md §3, §9).
+/// gate's probe needs (trace.md "Public API sketch (names only)", trace.md "Graph launches and coverage").
 #[derive(Debug, Clone, serde::Serialize)]
 #[non_exhaustive]
 pub struct CoverageReport {
-    /// The §9 block.
+    /// The trace.md "Graph launches and coverage" block.
     pub graph: GraphCoverage,
     /// The `kernlens` member when the input is a split chunk.
     pub provenance: Option<ChunkProvenance>,

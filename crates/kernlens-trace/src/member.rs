@@ -1,5 +1,5 @@
 //! The Kineto event members the reader uses: one table for the parser (event.rs) and
-//! the learned shapes (shape.rs), so the two can never disagree on a name (trace.md §2, §7).
+//! the learned shapes (shape.rs), so the two can never disagree on a name (trace.md "Input format (what the reader relies on)", trace.md "Event classification (one pass)").
 
 use crate::event::Cat;
 

@@ -1,4 +1,4 @@
-//! Exact conversion of JSON number text in microseconds to integer nanoseconds (trace.md §6).
+//! Exact conversion of JSON number text in microseconds to integer nanoseconds (trace.md "Numbers").
 //!
 //! Trace times are decimal microseconds with nanosecond fractions; going through `f64`
 //! would drift (0.1 + 0.2 µs is not 0.3 µs), so the digits are scaled as integers.

@@ -2,7 +2,7 @@
 
 use crate::error::TraceError;
 
-/// Bounds that keep hostile or broken input from using unbounded memory (trace.md §3, §5).
+/// Bounds that keep hostile or broken input from using unbounded memory (trace.md "Public API sketch (names only)", trace.md "Streaming reader and error semantics").
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
@@ -99,16 +99,16 @@ impl TimeWindow {
     }
 }
 
-/// Where steady-state step spans come from (trace.md §10).
+/// Where steady-state step spans come from (trace.md "Steady-state window").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum StepSource {
     /// GPU annotations, then CPU `ProfilerStep#N` spans.
     #[default]
     Auto,
-    /// GPU annotations only (§10.1).
+    /// GPU annotations only (trace.md "Annotation rule").
     Annotation,
-    /// CPU `ProfilerStep#N` spans only (§10.2).
+    /// CPU `ProfilerStep#N` spans only (trace.md "CPU-step fallback").
     CpuSteps,
 }
 
@@ -119,7 +119,7 @@ pub enum WindowMode {
     /// The whole trace.
     #[default]
     Full,
-    /// One representative repeating step (§10).
+    /// One representative repeating step (trace.md "Steady-state window").
     Steady {
         /// Fewest repeats a step group needs (default 3).
         min_repeats: usize,
@@ -145,7 +145,7 @@ impl WindowMode {
 }
 
 /// Which capture cycles all-ranks mode reads when a rank has several files (several
-/// capture cycles, as `tensorboard_trace_handler` with `repeat` writes them; trace.md §4.3).
+/// capture cycles, as `tensorboard_trace_handler` with `repeat` writes them; trace.md "All-ranks mode").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Cycles {
@@ -170,7 +170,7 @@ pub struct Options {
     pub window: WindowMode,
     /// Input bounds.
     pub limits: Limits,
-    /// Extra kernel-name substrings counted as communication (§11.3).
+    /// Extra kernel-name substrings counted as communication (trace.md "Categories").
     pub extra_comm_patterns: Vec<String>,
     /// All-ranks mode: which capture cycles of a rank are read (default the latest).
     pub cycles: Cycles,

@@ -1,5 +1,5 @@
 //! Stream duration sanity: a stream whose recorded durations overlap is a profiler
-//! artefact (one corrupt duration can swallow a trace's idle time) (trace.md §14).
+//! artefact (one corrupt duration can swallow a trace's idle time) (trace.md "Stream duration sanity").
 
 use crate::collect::{Collected, GpuRec, NONE};
 use crate::event::IdVal;

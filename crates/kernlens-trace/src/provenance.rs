@@ -1,4 +1,4 @@
-//! The `kernlens` member of a split chunk (trace.md §15), honoured only when well-formed.
+//! The `kernlens` member of a split chunk (trace.md "Split"), honoured only when well-formed.
 //!
 //! A chunk's provenance changes what readers believe: the gate's graph guard refuses a
 //! chunk (its own coverage is about 1.0 by construction) and a chunk of a chunk carries the
@@ -16,7 +16,7 @@ pub(crate) const CHUNK_SCHEMA: &str = "kernlens.chunk/1";
 /// The provenance in the raw JSON value of a top-level `kernlens` member, or why it is not
 /// one: it must be an object with `schema` `kernlens.chunk/1`, a non-empty `source_file`,
 /// a `window` of two finite µs values in order, and a `source_graph` holding every count
-/// of trace.md §9 with consistent values.
+/// of trace.md "Graph launches and coverage" with consistent values.
 pub(crate) fn parse(raw: &[u8]) -> Result<ChunkProvenance, String> {
     let value: Value = serde_json::from_slice(raw).map_err(|e| format!("not valid JSON ({e})"))?;
     let Value::Object(member) = value else {

@@ -1,5 +1,5 @@
 //! All-ranks mode: every rank of a directory analysed in parallel, with the busy% spread
-//! (trace.md §4.3).
+//! (trace.md "All-ranks mode").
 
 use std::path::{Path, PathBuf};
 
@@ -116,7 +116,7 @@ enum Planned {
 
 /// The file of each distinct rank: the largest per rank (ties: greater name), `merged-*`
 /// and sidecars excluded, then the files whose rank tag is not a number (by path); without
-/// any rank tag, the one file §4.2 would choose.
+/// any rank tag, the one file trace.md "Directory selection (deterministic)" would choose.
 fn rank_files(dir: &Path, which: Cycles) -> Result<Vec<Planned>, TraceError> {
     let all = select::candidates(dir)?;
     let eligible = |c: &&Candidate| !c.sidecar && !c.name.starts_with("merged-");

@@ -1,10 +1,10 @@
 //! The typed report blocks of an [`crate::Analysis`]: plain data, serialised as the
-//! `kernlens.summary/1` JSON (trace.md §17). Times are µs floats converted from exact ns
+//! `kernlens.summary/1` JSON (trace.md "JSON output"). Times are µs floats converted from exact ns
 //! at the end; the ns values stay available (not serialised) for callers that compute.
 
 use serde::{Deserialize, Serialize};
 
-/// Converts integer ns to the µs float of the JSON (trace.md §6).
+/// Converts integer ns to the µs float of the JSON (trace.md "Numbers").
 pub(crate) fn us(ns: i64) -> f64 {
     ns as f64 / 1000.0
 }
@@ -53,7 +53,7 @@ pub enum WindowStatus {
     NoRepeatingWindowFellBackToFullTrace,
 }
 
-/// The window the aggregates cover (trace.md §10).
+/// The window the aggregates cover (trace.md "Steady-state window").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct SteadyWindow {
@@ -101,7 +101,7 @@ pub struct DeviceTimeline {
     pub kernel_count: u64,
 }
 
-/// TraceLens-style time categories; they sum exactly to `total` (trace.md §11.3).
+/// TraceLens-style time categories; they sum exactly to `total` (trace.md "Categories").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Categories {
@@ -117,7 +117,7 @@ pub struct Categories {
     pub idle_us: f64,
 }
 
-/// The GPU timeline (trace.md §11).
+/// The GPU timeline (trace.md "Timeline").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Timeline {
@@ -162,7 +162,7 @@ pub enum LaunchApi {
     Driver,
 }
 
-/// CUDA/HIP-graph replay coverage over the whole trace (trace.md §9).
+/// CUDA/HIP-graph replay coverage over the whole trace (trace.md "Graph launches and coverage").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
 #[non_exhaustive]
@@ -181,7 +181,7 @@ pub struct GraphCoverage {
     pub launch_api: Option<LaunchApi>,
 }
 
-/// How kernels link to ops (trace.md §8), over the kept kernels.
+/// How kernels link to ops (trace.md "Attribution chain"), over the kept kernels.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Attribution {
@@ -203,7 +203,7 @@ pub struct Attribution {
     pub graph_attributed_us: f64,
 }
 
-/// One kernel name's row (trace.md §12).
+/// One kernel name's row (trace.md "Rows").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct KernelRow {
@@ -276,7 +276,7 @@ pub enum StreamId {
     Null,
 }
 
-/// The stream whose recorded durations overlap the most (trace.md §14).
+/// The stream whose recorded durations overlap the most (trace.md "Stream duration sanity").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct StreamOverlap {
@@ -302,7 +302,7 @@ pub struct StreamOverlap {
     pub severity: String,
 }
 
-/// The `kernlens` member of a split chunk (trace.md §15).
+/// The `kernlens` member of a split chunk (trace.md "Split").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
 #[non_exhaustive]

@@ -1,4 +1,4 @@
-//! Attribution (trace.md §8) and the kernel and op rows (§12).
+//! Attribution (trace.md "Attribution chain") and the kernel and op rows (trace.md "Rows").
 
 use crate::collect::{Collected, GpuKind, GpuRec, Meta, NONE};
 use crate::intern::{Map, Set};

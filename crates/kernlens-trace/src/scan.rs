@@ -1,4 +1,4 @@
-//! Finding the `traceEvents` array and cutting it into events (trace.md §5.2–§5.3).
+//! Finding the `traceEvents` array and cutting it into events (trace.md "Locating the array"–trace.md "Element loop").
 //!
 //! The scanner works on a byte buffer that may be only a prefix of the input
 //! (streaming) and says when it needs more. Problems are recorded as
@@ -41,7 +41,7 @@ pub(crate) enum Located {
     NotATrace,
 }
 
-/// Finds the array (§5.2). `eof` says whether `buf` is the whole input.
+/// Finds the array (trace.md "Locating the array"). `eof` says whether `buf` is the whole input.
 ///
 /// Only a member of the top-level object counts: the prefix is walked as JSON text
 /// (strings and nesting, not validated), so a `traceEvents` key nested in an earlier
@@ -211,7 +211,7 @@ impl Fast {
     }
 }
 
-/// Runs one step of the element loop (§5.3) at `*pos`. `n` is the events yielded so far.
+/// Runs one step of the element loop (trace.md "Element loop") at `*pos`. `n` is the events yielded so far.
 pub(crate) fn step<'a>(
     buf: &'a [u8],
     pos: &mut usize,

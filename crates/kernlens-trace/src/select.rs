@@ -1,4 +1,4 @@
-//! Choosing one trace from a directory, deterministically (trace.md §4.2–§4.3).
+//! Choosing one trace from a directory, deterministically (trace.md "Directory selection (deterministic)"–trace.md "All-ranks mode").
 
 use std::fs;
 use std::io::Read;
@@ -211,7 +211,7 @@ pub(crate) fn may_be_trace(path: &Path) -> bool {
     ) || read.is_err()
 }
 
-/// Picks one trace from `dir` (§4.2), skipping candidates that are not traces.
+/// Picks one trace from `dir` (trace.md "Directory selection (deterministic)"), skipping candidates that are not traces.
 pub(crate) fn select(dir: &Path) -> Result<Selection, TraceError> {
     let mut all = candidates(dir)?;
     all.retain(|c| may_be_trace(&c.path));

@@ -1,4 +1,4 @@
-//! Trace sources: a file, a directory of traces, stdin, a reader or bytes (trace.md §4).
+//! Trace sources: a file, a directory of traces, stdin, a reader or bytes (trace.md "Input resolution").
 
 use std::fs;
 use std::io::Read;
@@ -41,7 +41,7 @@ impl std::fmt::Debug for TraceSource {
 
 impl TraceSource {
     /// Resolves `input`: `-` is stdin, a file is used whatever its name, a directory
-    /// selects one trace by the rules of trace.md §4.2.
+    /// selects one trace by the rules of trace.md "Directory selection (deterministic)".
     pub fn open(input: impl AsRef<Path>) -> Result<Self, TraceError> {
         let input = input.as_ref();
         if input.as_os_str() == "-" {

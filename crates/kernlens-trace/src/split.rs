@@ -1,4 +1,4 @@
-//! Split: one window of a trace written as a new, valid Kineto trace (trace.md §15).
+//! Split: one window of a trace written as a new, valid Kineto trace (trace.md "Split").
 //!
 //! Two passes by design: the first finds the window's GPU events and the correlations
 //! and External ids that tie CPU events to them; the second copies the kept events

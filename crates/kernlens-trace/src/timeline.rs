@@ -1,4 +1,4 @@
-//! Busy/idle: interval unions over the kept GPU events (trace.md §11).
+//! Busy/idle: interval unions over the kept GPU events (trace.md "Timeline").
 //!
 //! The events arrive sorted by start, so every union (pooled, per device, per category)
 //! is one running segment per tracker in a single sweep: no interval lists are built,

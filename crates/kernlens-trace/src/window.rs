@@ -1,4 +1,4 @@
-//! Steady-state window selection (trace.md §10).
+//! Steady-state window selection (trace.md "Steady-state window").
 
 use crate::collect::{Collected, Span};
 use crate::intern::Map;
@@ -75,7 +75,7 @@ fn nests_in(inner: &[(i64, i64)], outer: &[(i64, i64)]) -> bool {
         })
 }
 
-/// Step 3 of §10.1 over the qualifying groups (in first-seen order): the greatest
+/// Step 3 of trace.md "Annotation rule" over the qualifying groups (in first-seen order): the greatest
 /// `(step rank, count)`, first seen on ties; then, while the choice nests inside another
 /// qualifying group with at least as many spans, that enclosing group (the greatest one
 /// if several). A group with fewer spans that holds the choice is an outer loop (an epoch
@@ -99,7 +99,7 @@ fn rank_groups(groups: &[(&str, &Vec<(i64, i64)>)]) -> Option<usize> {
     Some(best)
 }
 
-/// Steps 4–6 of §10.1 on one group's `(ts, dur)` spans: drop the warm-up, take the upper
+/// Steps 4–6 of trace.md "Annotation rule" on one group's `(ts, dur)` spans: drop the warm-up, take the upper
 /// median by `(dur, ts)`.
 fn representative(mut spans: Vec<(i64, i64)>) -> Option<(i64, i64)> {
     spans.sort_by_key(|&(ts, _)| ts);
@@ -114,7 +114,7 @@ fn to_window(ts: i64, dur: i64) -> Option<TimeWindow> {
     TimeWindow::new(ts, ts.saturating_add(dur)).ok()
 }
 
-/// §10.1: the repeating GPU annotation group.
+/// trace.md "Annotation rule": the repeating GPU annotation group.
 fn by_annotation(c: &Collected, min_repeats: usize, check_coverage: bool) -> Option<Chosen> {
     let mut order: Vec<&str> = Vec::new();
     let mut groups: Map<&str, Vec<(i64, i64)>> = Map::default();
@@ -152,7 +152,7 @@ fn by_annotation(c: &Collected, min_repeats: usize, check_coverage: bool) -> Opt
     Some(chosen)
 }
 
-/// §10.2a: a GPU annotation can cover a sliver of the work its step launched (measured on
+/// trace.md "Annotation coverage check": a GPU annotation can cover a sliver of the work its step launched (measured on
 /// H200 captures: ~25% for a training step, under 2% under DDP). Compare the chosen
 /// annotation with the GPU span launched inside its CPU twin, and use the launched spans
 /// when the annotation covers less than half.
@@ -260,7 +260,7 @@ fn launched_spans(c: &Collected, steps: &[&Span]) -> Vec<Option<(i64, i64)>> {
     gpu_span
 }
 
-/// §10.2: CPU `ProfilerStep#N` spans mapped to the GPU work launched inside them.
+/// trace.md "CPU-step fallback": CPU `ProfilerStep#N` spans mapped to the GPU work launched inside them.
 fn by_cpu_steps(c: &Collected, min_repeats: usize) -> Option<Chosen> {
     // First span per step number.
     let mut seen: Map<&str, ()> = Map::default();

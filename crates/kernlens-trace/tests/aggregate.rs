@@ -1,4 +1,4 @@
-//! trace.md §18 scenarios 21–52: windows, attribution, rows, graph coverage, timeline
+//! trace.md "Acceptance scenarios" scenarios 21–52: windows, attribution, rows, graph coverage, timeline
 //! and stream sanity, on synthetic traces built inline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -247,7 +247,7 @@ fn cpu_steps(big: [f64; 4]) -> Vec<Value> {
 fn cpu_step_trace(with_gpu_annotations: bool) -> Vec<Value> {
     let mut ev = cpu_steps([400.0, 100.0, 300.0, 200.0]);
     if with_gpu_annotations {
-        // Named apart from the CPU steps: with a CPU twin, §10.2a would compare coverage.
+        // Named apart from the CPU steps: with a CPU twin, trace.md "Annotation coverage check" would compare coverage.
         for i in 0..3 {
             ev.push(annotation(
                 &format!("denoise_step_{i}"),
@@ -737,7 +737,7 @@ fn sliver_trace(annotation_dur: f64) -> Vec<Value> {
     ev
 }
 
-/// §10.2a: an annotation covering a quarter of the work its CPU step launched is replaced
+/// trace.md "Annotation coverage check": an annotation covering a quarter of the work its CPU step launched is replaced
 /// by the launched spans; one covering most of it is kept, with its coverage reported.
 #[test]
 fn annotation_covering_a_sliver_of_the_step_uses_launched_spans() {

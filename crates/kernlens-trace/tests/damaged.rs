@@ -1,5 +1,5 @@
 //! Damaged inputs built from the real eager trace: each has a documented outcome, never
-//! a panic, and keeps every complete event (trace.md §5).
+//! a panic, and keeps every complete event (trace.md "Streaming reader and error semantics").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

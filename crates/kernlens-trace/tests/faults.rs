@@ -1,6 +1,6 @@
 //! Issue 20, "never die, never lose": damaged gzip trailers keep every event, only the
 //! top-level `traceEvents` member counts, Chrome's array format is read, a file that is
-//! no trace is `NotATrace`, and the extreme `ts` is a value (trace.md §4, §5, §6).
+//! no trace is `NotATrace`, and the extreme `ts` is a value (trace.md "Input resolution", trace.md "Streaming reader and error semantics", trace.md "Numbers").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

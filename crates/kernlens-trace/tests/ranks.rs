@@ -1,4 +1,4 @@
-//! All-ranks mode (trace.md §4.3, §18 scenario 61).
+//! All-ranks mode (trace.md "All-ranks mode", trace.md "Acceptance scenarios" scenario 61).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

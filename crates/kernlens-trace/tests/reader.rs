@@ -1,4 +1,4 @@
-//! trace.md §18 scenarios 1–20: reading, input resolution and stream errors.
+//! trace.md "Acceptance scenarios" scenarios 1–20: reading, input resolution and stream errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -15,7 +15,7 @@ fn without_file(mut v: serde_json::Value) -> serde_json::Value {
 }
 
 #[test]
-fn t1_matches_the_documented_json() {
+fn a_small_trace_gives_exactly_the_documented_json() {
     let a = run(&t1());
     let got = without_file(a.to_json());
     let empty_meta = json!({"op_shapes":[],"op_dtypes":[],"op_kernel_file":"","op_kernel_backend":"",
@@ -270,7 +270,7 @@ fn sidecar_test_ignores_ancestors_above_the_input() {
     assert_eq!(TraceSource::open(d.path()).unwrap().rank_count(), 3);
 }
 
-// --- stream errors (§18 11–20) ---
+// --- stream errors (trace.md "Acceptance scenarios" 11–20) ---
 
 #[test]
 fn no_trace_events_key() {

@@ -1,5 +1,5 @@
 //! The project's own real traces, bundled in fixtures/traces: the H200 captures
-//! (trace.md §18 53–58, 63) and the independent oracle figures in
+//! (trace.md "Acceptance scenarios" 53–58, 63) and the independent oracle figures in
 //! fixtures/traces/expected. The third-party traces are in public_traces.rs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

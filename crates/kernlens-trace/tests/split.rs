@@ -1,4 +1,4 @@
-//! Split (trace.md §15, §18 scenarios 59–60): chunks are valid traces that keep their
+//! Split (trace.md "Split", trace.md "Acceptance scenarios" scenarios 59–60): chunks are valid traces that keep their
 //! graph launches and record the source's whole-trace coverage.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

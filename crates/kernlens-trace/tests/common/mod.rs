@@ -1,4 +1,4 @@
-//! Builders for synthetic traces (trace.md §18): each test states its events inline;
+//! Builders for synthetic traces (trace.md "Acceptance scenarios"): each test states its events inline;
 //! where the real ones live (`fixture`, `PublicTraces`); the independent oracle's check.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -62,7 +62,7 @@ pub fn trace(events: &[Value]) -> Vec<u8> {
     serde_json::to_vec(&json!({ "traceEvents": events })).unwrap()
 }
 
-/// Fixture T1 of trace.md §18.
+/// Fixture T1 of trace.md "Acceptance scenarios".
 pub fn t1() -> Vec<u8> {
     trace(&[
         cpu_op("aten::mm", 100),
@@ -104,7 +104,7 @@ pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
-/// The §9 block as `(launches, launches_with_kernels, coverage, graph_kernels, under_recorded)`.
+/// The trace.md "Graph launches and coverage" block as `(launches, launches_with_kernels, coverage, graph_kernels, under_recorded)`.
 pub fn graph_tuple(a: &Analysis) -> (u64, u64, Option<f64>, u64, bool) {
     let g = &a.graph;
     (
