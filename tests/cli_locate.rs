@@ -273,3 +273,35 @@ fn missing_name_is_a_usage_error() {
     let out = kernlens(&["--no-discover"], &[]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_vendor_kernel_has_triage_reason_vendor_binary_in_the_locate_json() {
+    // The GEMM of the eager capture: a cuBLAS (nvjet) kernel that no tree defines.
+    let name = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT";
+    let src = fixture("src");
+    let src = src.to_str().unwrap();
+    let doc = json(&kernlens(
+        &[name, "--root", src, "--no-discover", "--json"],
+        &[],
+    ));
+    let result = &doc["results"][0];
+    assert_eq!(result["found"], false);
+    assert_eq!(result["kind"], "vendor_binary");
+    assert_eq!(result["reason"], "vendor_binary");
+
+    let trace = fixture("traces/eager.json.gz");
+    let out = Command::new(env!("CARGO_BIN_EXE_kernlens"))
+        .args(["triage", trace.to_str().unwrap(), "--root", src])
+        .args(["--no-discover", "--json"])
+        .env_remove("KERNLENS_SOURCE_ROOTS")
+        .output()
+        .unwrap();
+    let triage = json(&out);
+    let group = triage["task_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["kernels"].as_array().unwrap().iter().any(|k| k == name))
+        .expect("the GEMM's task group");
+    assert_eq!(group["source"]["reason"], result["reason"]);
+}

@@ -2,7 +2,7 @@
 //! the built binary with a terminal as its standard error. A plain and a gzip trace over
 //! 64 MB decoded are made in a temp dir from the bundled eager capture with the repository's
 //! trace scaler (nothing big is committed). The bar counts decoded bytes for both, so the two
-//! show the same total; nothing is drawn with `--json`, with `--csv`, for a small trace, or
+//! show the same total, and so does split's one bar over its two reads; nothing is drawn with `--json`, with `--csv`, for a small trace, or
 //! when standard error is not a terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -94,11 +94,19 @@ fn a_terminal_gets_a_bar_in_decoded_bytes_for_plain_and_gzip_traces_over_64_mb()
     // gate reads whole traces too.
     assert_eq!(bar_total(&on_terminal(&["gate", g]), &gzip), plain_total);
 
+    // split reads the trace twice: one bar over both reads, still in decoded bytes.
+    let chunk = dir.path().join("chunk.json");
+    let c = chunk.to_str().unwrap();
+    let split = ["split", g, "--window", "+0:+10000", "-o", c];
+    assert_eq!(bar_total(&on_terminal(&split), &gzip), plain_total);
+    assert!(chunk.exists());
+
     // Machine output never carries progress, terminal or not.
     for args in [
         &["summary", g, "--json"][..],
         &["summary", g, "--csv", "kernels"][..],
         &["gate", g, "--json"][..],
+        &[&split[..], &["--json"]].concat()[..],
     ] {
         let terminal = on_terminal(args);
         assert!(!terminal.contains("reading "), "{args:?}: {terminal:?}");

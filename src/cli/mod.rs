@@ -184,7 +184,7 @@ pub fn main() -> ExitCode {
     let env = Env::from_process();
     let outcome = match cli.command {
         Command::Summary(args) => summary::run(args, &env),
-        Command::Split(args) => split::run(args),
+        Command::Split(args) => split::run(args, &env),
         Command::Ident(args) => ident::run(args),
         Command::Gate(args) => gate::run(args, &env),
         Command::Locate(args) => locate::run(args, &env),

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kernlens_scratch::Error;
+use kernlens_scratch::document::{
+    CreateDocument, DiffDocument, Refusal, ReleaseDocument, SweepDocument,
+};
 use kernlens_scratch::export::{ExportRequest, export};
 use kernlens_scratch::location::LocationRequest;
 use kernlens_scratch::mounts::MountTable;
@@ -18,11 +20,9 @@ use kernlens_scratch::owner::{OwnerMarker, SystemProbe};
 use kernlens_scratch::prepare::{PrepareRequest, prepare, release};
 use kernlens_scratch::sweep::{DEFAULT_GRACE, SweepOptions, sweep};
 use kernlens_scratch::workspace::Workspace;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Env, Failure, Format};
-
-const SCHEMA: &str = "kernlens.scratch/1";
 
 /// Arguments of `kernlens scratch`.
 #[derive(clap::Args)]
@@ -143,9 +143,19 @@ fn mount_table(explicit: Option<PathBuf>) -> MountTable {
     }
 }
 
-/// Writes the report: `value` as JSON with `--json`, else the table `human` renders from it.
-fn print(format: Format, value: &Value, human: fn(&Value) -> String) -> Result<(), Failure> {
-    format.write(value, || human(value)).map(|_| ())
+/// Writes the report: the library's document as JSON with `--json`, else the table `human`
+/// renders from that document's fields (read, never edited).
+fn print<T: serde::Serialize>(
+    format: Format,
+    doc: &T,
+    human: fn(&Value) -> String,
+) -> Result<(), Failure> {
+    if format.is_json() {
+        return format.write(doc, String::new).map(|_| ());
+    }
+    let value =
+        serde_json::to_value(doc).map_err(|e| Failure::new("cannot encode the report", e))?;
+    format.write(doc, || human(&value)).map(|_| ())
 }
 
 /// A JSON string or path field for a table cell (`-` when absent).
@@ -282,24 +292,6 @@ fn open_workspace(dir: &Path, what: &str) -> Result<Workspace, Failure> {
     }
 }
 
-fn with_header(action: &str, body: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    out.insert("schema".into(), json!(SCHEMA));
-    out.insert("action".into(), json!(action));
-    if let Value::Object(map) = body {
-        for (k, v) in map {
-            if k != "schema" {
-                out.insert(k, v);
-            }
-        }
-    }
-    Value::Object(out)
-}
-
-fn encode<T: serde::Serialize>(value: &T) -> Result<Value, Failure> {
-    serde_json::to_value(value).map_err(|e| Failure::new("cannot encode the report", e))
-}
-
 pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let format = args.format;
     match args.action {
@@ -329,26 +321,13 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
             match prepare(&request) {
                 Ok(mut ws) => {
                     ws.warnings.extend(owner_warnings);
-                    let mut body = with_header("create", encode(&ws)?);
-                    if let Value::Object(map) = &mut body {
-                        map.insert("sweep".into(), encode(&ws.sweep)?);
-                    }
-                    print(format, &body, create_table)?;
+                    print(format, &CreateDocument::created(&ws), create_table)?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(err) if err.is_refusal() => {
-                    let refused = match &err {
-                        Error::Collision { path } => {
-                            json!({"reason": "collision", "path": path})
-                        }
-                        Error::ProtectedBranch { name } => {
-                            json!({"reason": "protected_branch", "name": name})
-                        }
-                        other => json!({"reason": "refused", "message": other.to_string()}),
-                    };
                     print(
                         format,
-                        &with_header("create", json!({ "refused": refused })),
+                        &CreateDocument::refused(Refusal::of(&err)),
                         create_table,
                     )?;
                     eprintln!("kernlens: scratch create: {err}");
@@ -365,20 +344,17 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
             let ws = open_workspace(&scratch_dir, "scratch diff")?;
             let report = export(&ws, &ExportRequest::new(best, out))
                 .map_err(|e| Failure::new("scratch diff", e))?;
-            print(format, &with_header("diff", encode(&report)?), diff_table)?;
+            print(format, &DiffDocument::new(&report), diff_table)?;
             Ok(ExitCode::SUCCESS)
         }
         Action::Release { scratch_dir } => {
             let ws = open_workspace(&scratch_dir, "scratch release")?;
             let session = release(&ws).map_err(|e| Failure::new("scratch release", e))?;
-            let body = match session {
-                Some(dir) => json!({"released": true, "session_dir": dir}),
-                None => json!({
-                    "released": false,
-                    "why": "the worktree sits beside its output and is never swept; remove it yourself when done",
-                }),
-            };
-            print(format, &with_header("release", body), release_table)?;
+            print(
+                format,
+                &ReleaseDocument::new(session.as_deref()),
+                release_table,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Action::Sweep {
@@ -396,11 +372,7 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
             };
             let report = sweep(&root, &sweep_options(grace_secs), &SystemProbe::new())
                 .map_err(|e| Failure::new("scratch sweep", e))?;
-            let mut body = with_header("sweep", encode(&report)?);
-            if let Value::Object(map) = &mut body {
-                map.insert("local_root".into(), json!(root));
-            }
-            print(format, &body, sweep_table)?;
+            print(format, &SweepDocument::new(&report, &root), sweep_table)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -4,10 +4,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use kernlens::output::{AtomicFile, ensure_not_input};
-use kernlens_trace::{SplitOptions, SplitReport, WindowMode, split_window};
+use kernlens_trace::{
+    SplitOptions, SplitReport, WindowMode, split_window, split_window_with_progress,
+};
 
+use super::progress::Progress;
 use super::window::window_mode;
-use super::{EXIT_STRICT, Failure, Format};
+use super::{EXIT_STRICT, Env, Failure, Format};
 
 /// Arguments of `kernlens split`.
 #[derive(clap::Args)]
@@ -39,7 +42,7 @@ fn split_window_mode(spec: &str) -> Result<WindowMode, String> {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, Failure> {
+pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
     let what = || format!("cannot split '{}'", args.trace);
     let source = super::open_trace(&args.trace)?;
     // The chunk goes to a temporary file renamed over `-o` only once it is complete, so a
@@ -53,8 +56,15 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut opts = SplitOptions::default();
     opts.gzip = args.output.ends_with(".gz");
     opts.limits = args.limits.limits();
-    let report = split_window(&source, &args.window, &mut file, &opts)
-        .map_err(|e| Failure::new(what(), e))?;
+    // Both passes draw one bar (only on a terminal, never with --json): the split reads the
+    // trace twice, so the bar's halves are the two reads.
+    let report = match Progress::new(env, args.format.is_json()).trace(&source) {
+        Some(mut bar) => {
+            split_window_with_progress(&source, &args.window, &mut file, &opts, &mut bar)
+        }
+        None => split_window(&source, &args.window, &mut file, &opts),
+    }
+    .map_err(|e| Failure::new(what(), e))?;
     file.commit().map_err(|e| Failure::new(what(), e))?;
     args.format
         .write(&report.document(), || render(&report, &args.output))?;

@@ -145,16 +145,15 @@ impl Serialize for Unlocated {
 
 /// The reason a not-found locate result gives in a triage row.
 ///
-/// A name locate refused keeps locate's reason; a vendor-library kernel
-/// says `vendor_binary` (its source is not in any tree, whatever mentions
-/// or launched it); otherwise locate's reason (`mention_only`,
-/// `launcher_unconfirmed`, `trampoline_unbound`), or `no_match`.
+/// Locate's own reason, settled by the one rule `NotFound::settle` (a
+/// refusal stays, a vendor-library kernel says `vendor_binary`, else the
+/// passes' reason), so the locate document and a triage row say the same
+/// word; `no_match` where locate found no hit at all.
 pub fn not_found_reason(result: &LocateResult) -> Unlocated {
-    match (result.reason, result.kind) {
-        (Some(reason), _) if reason.is_refusal() => Unlocated::Locate(reason),
-        (_, SourceKind::VendorBinary) => Unlocated::VendorBinary,
-        (Some(reason), _) => Unlocated::Locate(reason),
-        (None, _) => Unlocated::NoMatch,
+    match NotFound::settle(result.reason, result.kind) {
+        Some(NotFound::VendorBinary) => Unlocated::VendorBinary,
+        Some(reason) => Unlocated::Locate(reason),
+        None => Unlocated::NoMatch,
     }
 }
 

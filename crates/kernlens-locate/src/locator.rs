@@ -165,7 +165,7 @@ impl Locator {
         let t = Instant::now();
         let results = plans
             .iter()
-            .map(|plan| self.run_passes(plan, opts, &kind_ctx))
+            .map(|plan| self.run_passes(plan, opts, &kind_ctx).settled())
             .collect();
         self.stats.scan_ms += t.elapsed().as_millis() as u64;
         results

@@ -39,6 +39,9 @@ pub enum NotFound {
     LauncherUnconfirmed,
     /// The only definition is a generic trampoline whose bound class is not in the tree.
     TrampolineUnbound,
+    /// A kernel shipped in a vendor library (kind `vendor_binary`): its source is in no tree,
+    /// whatever mentions or launched it. Set by [`NotFound::settle`], never by a pass.
+    VendorBinary,
 }
 
 impl NotFound {
@@ -49,6 +52,19 @@ impl NotFound {
             NotFound::MentionOnly => "mention_only",
             NotFound::LauncherUnconfirmed => "launcher_unconfirmed",
             NotFound::TrampolineUnbound => "trampoline_unbound",
+            NotFound::VendorBinary => "vendor_binary",
+        }
+    }
+
+    /// The one rule for a not-found name's reason, shared by locate's document and triage
+    /// (locate.md "Result record"): a refusal stays; a vendor-library kernel says
+    /// [`VendorBinary`](NotFound::VendorBinary) over whatever the passes met (a mention, a
+    /// launcher frame, a trampoline); otherwise the passes' reason (`None`: nothing hit).
+    pub fn settle(reason: Option<NotFound>, kind: SourceKind) -> Option<NotFound> {
+        match (reason, kind) {
+            (Some(reason), _) if reason.is_refusal() => Some(reason),
+            (_, SourceKind::VendorBinary) => Some(NotFound::VendorBinary),
+            (reason, _) => reason,
         }
     }
 
@@ -221,8 +237,9 @@ pub struct LocateResult {
     pub keyword: Option<String>,
     /// Every keyword tried, in order.
     pub keywords_tried: Vec<String>,
-    /// Why there is no answer (`None` when found): a refusal,
-    /// `mention_only`, `launcher_unconfirmed` or `trampoline_unbound`.
+    /// Why there is no answer (`None` when found, and when nothing hit): a refusal,
+    /// `vendor_binary`, `mention_only`, `launcher_unconfirmed` or `trampoline_unbound`
+    /// ([`NotFound::settle`]).
     pub reason: Option<NotFound>,
     /// The nearest ancestor of the path holding `.git`.
     #[serde(serialize_with = "crate::path_json::lossy")]
@@ -231,4 +248,15 @@ pub struct LocateResult {
     pub candidates: Vec<Candidate>,
     /// Launcher evidence, when a trace gave one.
     pub launcher: Option<LauncherReport>,
+}
+
+impl LocateResult {
+    /// This result with its not-found reason settled by [`NotFound::settle`]; a found result
+    /// is unchanged (its reason is `None`).
+    pub(crate) fn settled(mut self) -> LocateResult {
+        if !self.found {
+            self.reason = NotFound::settle(self.reason, self.kind);
+        }
+        self
+    }
 }

@@ -50,6 +50,7 @@ pub mod baseline;
 pub mod branch;
 pub mod changes;
 pub mod copy;
+pub mod document;
 mod error;
 pub mod export;
 pub mod gitcli;
@@ -79,6 +80,9 @@ pub use error::{Error, GitCause};
 // The common path at the root, so a caller needs one import line; the modules
 // keep the rest (policy lists, owner markers, layout and patch parts).
 pub use changes::{Change, ChangeStatus, CommitId, changes};
+pub use document::{
+    CreateDocument, DiffDocument, Refusal, ReleaseDocument, SCRATCH_SCHEMA, SweepDocument,
+};
 pub use export::{DriftItem, DriftState, ExportReport, ExportRequest, export};
 pub use location::{LocationRequest, ScratchEnv};
 pub use mounts::MountTable;

@@ -118,7 +118,10 @@ pub use report::{
     WindowStatus,
 };
 pub use source::TraceSource;
-pub use split::{SPLIT_SCHEMA, SplitDocument, SplitOptions, SplitReport, split, split_window};
+pub use split::{
+    SPLIT_SCHEMA, SplitDocument, SplitOptions, SplitReport, split, split_window,
+    split_window_with_progress, split_with_progress,
+};
 
 /// Analyses a trace in one pass: the common case. [`TraceReader`] adds an observer or a
 /// progress sink.

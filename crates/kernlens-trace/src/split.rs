@@ -7,6 +7,8 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
@@ -16,6 +18,7 @@ use crate::event::{Cat, Event, Wanted};
 use crate::graph;
 use crate::intern::Set;
 use crate::json::Cursor;
+use crate::observe::ProgressSink;
 use crate::options::{Limits, TimeWindow, WindowMode};
 use crate::problem::ErrorLog;
 use crate::read::{self, GZIP_MAGIC, Members, StreamSink};
@@ -116,6 +119,17 @@ pub fn split(
     split_window(source, &WindowMode::Explicit(window), out, opts)
 }
 
+/// Like [`split`], reporting progress to `progress` ([`split_window_with_progress`]).
+pub fn split_with_progress(
+    source: &TraceSource,
+    window: TimeWindow,
+    out: impl Write,
+    opts: &SplitOptions,
+    progress: &mut dyn ProgressSink,
+) -> Result<SplitReport, TraceError> {
+    split_window_with_progress(source, &WindowMode::Explicit(window), out, opts, progress)
+}
+
 /// Like [`split`], with the window chosen by `mode` in the first pass (a steady window
 /// that is not found is [`TraceError::NoWindow`]; `Full` takes the whole GPU span).
 pub fn split_window(
@@ -124,12 +138,100 @@ pub fn split_window(
     out: impl Write,
     opts: &SplitOptions,
 ) -> Result<SplitReport, TraceError> {
+    split_inner(source, mode, out, opts, None)
+}
+
+/// Like [`split_window`], reporting progress to `progress` as the read does, in stored
+/// bytes: both passes as one measure, the first's bytes then the second's, out of twice
+/// the stored size (so the fraction is of the whole split, and a decoded-size bar scaled
+/// by that fraction ends at 100%).
+pub fn split_window_with_progress(
+    source: &TraceSource,
+    mode: &WindowMode,
+    out: impl Write,
+    opts: &SplitOptions,
+    progress: &mut dyn ProgressSink,
+) -> Result<SplitReport, TraceError> {
+    split_inner(source, mode, out, opts, Some(progress))
+}
+
+/// Both passes' progress as one measure over `2 * stored` bytes.
+struct TwoPass<'p> {
+    inner: &'p mut dyn ProgressSink,
+    stored: u64,
+}
+
+impl TwoPass<'_> {
+    fn second(&mut self, done: u64) {
+        let total = self.stored.saturating_mul(2);
+        self.inner.progress(
+            self.stored.saturating_add(done.min(self.stored)),
+            Some(total),
+        );
+    }
+}
+
+impl ProgressSink for TwoPass<'_> {
+    /// The first pass: its fraction of its own total, as a fraction of the first half.
+    fn progress(&mut self, done: u64, total: Option<u64>) {
+        let done = match total {
+            Some(t) if t > 0 && t != self.stored => {
+                (u128::from(done.min(t)) * u128::from(self.stored) / u128::from(t)) as u64
+            }
+            _ => done.min(self.stored),
+        };
+        self.inner
+            .progress(done, Some(self.stored.saturating_mul(2)));
+    }
+}
+
+/// The second pass's reader, counting the stored bytes it hands over (on the reader
+/// thread; the sink reads the count on the parsing thread).
+struct Counted<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R> Counted<R> {
+    fn new(inner: R, count: &Arc<AtomicU64>) -> Self {
+        Counted {
+            inner,
+            count: count.clone(),
+        }
+    }
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Events between two progress reports of the second pass.
+const PROGRESS_EVERY: u64 = 1 << 14;
+
+fn split_inner(
+    source: &TraceSource,
+    mode: &WindowMode,
+    out: impl Write,
+    opts: &SplitOptions,
+    progress: Option<&mut dyn ProgressSink>,
+) -> Result<SplitReport, TraceError> {
     if matches!(source.input, Input::Reader(_)) {
         return Err(TraceError::NotSeekable {
             label: source.file().to_string(),
         });
     }
-    let mut collector = read::Feed::new(None);
+    let stored = match &source.input {
+        Input::File(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
+        Input::Bytes(bytes) => bytes.len() as u64,
+        Input::Reader(_) => 0,
+    };
+    let mut progress = progress.map(|inner| TwoPass { inner, stored });
+    let mut collector =
+        read::Feed::new(None).with_progress(progress.as_mut().map(|p| p as &mut dyn ProgressSink));
     let first = read::read(
         source,
         &read::ReadPlan::new(&opts.limits, None),
@@ -179,6 +281,7 @@ pub fn split_window(
     let (corrs, exts) = kept_links(&c, window);
     drop(c);
 
+    let read_bytes = Arc::new(AtomicU64::new(0));
     let mut sink = SplitSink {
         out: Output::new(out, opts.gzip),
         window,
@@ -203,6 +306,8 @@ pub fn split_window(
         started: false,
         closed: false,
         error: None,
+        progress,
+        read_bytes: read_bytes.clone(),
     };
     let mut log = ErrorLog::default();
     match &source.input {
@@ -215,7 +320,7 @@ pub fn split_window(
             let mut file = File::open(path).map_err(io_err)?;
             let mut magic = [0u8; 2];
             let gz = file.read(&mut magic).map_err(io_err)? == 2 && magic == GZIP_MAGIC;
-            let file = File::open(path).map_err(io_err)?;
+            let file = Counted::new(File::open(path).map_err(io_err)?, &read_bytes);
             if gz {
                 read::read_stream(
                     Members::new(file),
@@ -231,7 +336,7 @@ pub fn split_window(
         }
         Input::Bytes(bytes) if bytes.starts_with(&GZIP_MAGIC) => {
             read::read_stream(
-                Members::new(&bytes[..]),
+                Members::new(Counted::new(&bytes[..], &read_bytes)),
                 true,
                 &opts.limits,
                 &mut sink,
@@ -240,7 +345,14 @@ pub fn split_window(
             );
         }
         Input::Bytes(bytes) => {
-            read::read_stream(&bytes[..], false, &opts.limits, &mut sink, &mut log, None);
+            read::read_stream(
+                Counted::new(&bytes[..], &read_bytes),
+                false,
+                &opts.limits,
+                &mut sink,
+                &mut log,
+                None,
+            );
         }
         Input::Reader(_) => {
             return Err(TraceError::NotSeekable {
@@ -314,7 +426,7 @@ impl<W: Write> Output<W> {
     }
 }
 
-struct SplitSink<W: Write> {
+struct SplitSink<'p, W: Write> {
     out: Output<W>,
     window: TimeWindow,
     corrs: Set<i64>,
@@ -324,9 +436,19 @@ struct SplitSink<W: Write> {
     started: bool,
     closed: bool,
     error: Option<io::Error>,
+    /// Where the second pass reports, and the stored bytes its reader has handed over.
+    progress: Option<TwoPass<'p>>,
+    read_bytes: Arc<AtomicU64>,
 }
 
-impl<W: Write> SplitSink<W> {
+impl<W: Write> SplitSink<'_, W> {
+    /// The second pass's bytes so far, to the progress sink.
+    fn report_progress(&mut self) {
+        if let Some(p) = self.progress.as_mut() {
+            p.second(self.read_bytes.load(Ordering::Relaxed));
+        }
+    }
+
     fn write(&mut self, b: &[u8]) {
         if self.error.is_none()
             && let Err(e) = self.out.write_all(b)
@@ -372,6 +494,7 @@ impl<W: Write> SplitSink<W> {
     }
 
     fn finish(mut self) -> Result<SplitReport, TraceError> {
+        self.report_progress();
         if !self.started {
             // No array was found: still write a valid, empty chunk.
             let member = self.member.clone();
@@ -394,7 +517,7 @@ impl<W: Write> SplitSink<W> {
     }
 }
 
-impl<W: Write> StreamSink for SplitSink<W> {
+impl<W: Write> StreamSink for SplitSink<'_, W> {
     fn wanted(&self) -> Wanted {
         Wanted {
             python_functions: false,
@@ -422,6 +545,9 @@ impl<W: Write> StreamSink for SplitSink<W> {
 
     fn event(&mut self, ev: Option<Event<'_>>, raw: &[u8]) {
         self.report.events_read += 1;
+        if self.report.events_read.is_multiple_of(PROGRESS_EVERY) {
+            self.report_progress();
+        }
         let Some(ev) = ev else { return };
         if self.keep(&ev) {
             let sep: &[u8] = if self.report.events_written == 0 {
@@ -488,4 +614,49 @@ fn suffix_members(rest: &[u8]) -> Option<Vec<(bool, std::ops::Range<usize>)>> {
 fn prefix_member_span(prefix: &[u8], member: &str) -> Option<(usize, usize)> {
     let m = crate::json::find_prefix_member(prefix, member)?;
     Some((m.name_at, m.next_at?))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// Every report, as given.
+    #[derive(Default)]
+    struct Recorded(Vec<(u64, Option<u64>)>);
+
+    impl ProgressSink for Recorded {
+        fn progress(&mut self, done: u64, total: Option<u64>) {
+            self.0.push((done, total));
+        }
+    }
+
+    #[test]
+    fn split_progress_covers_both_reads_in_order_and_ends_at_twice_the_stored_size() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/traces/eager.json.gz"
+        );
+        let stored = std::fs::metadata(path).unwrap().len();
+        let source = TraceSource::open(path).unwrap();
+        let mut seen = Recorded::default();
+        let mode = WindowMode::Full;
+        let plain = split_window(&source, &mode, Vec::new(), &SplitOptions::default()).unwrap();
+        let report = split_window_with_progress(
+            &source,
+            &mode,
+            Vec::new(),
+            &SplitOptions::default(),
+            &mut seen,
+        )
+        .unwrap();
+        assert_eq!(report, plain, "progress changes nothing in the split");
+        let reports = seen.0;
+        assert!(reports.iter().all(|&(_, t)| t == Some(2 * stored)));
+        assert!(reports.windows(2).all(|w| w[0].0 <= w[1].0), "{reports:?}");
+        // The first read reaches half way, the second the end.
+        assert!(reports.iter().any(|&(d, _)| d == stored), "{reports:?}");
+        assert_eq!(reports.last().map(|r| r.0), Some(2 * stored));
+    }
 }
