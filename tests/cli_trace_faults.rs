@@ -78,12 +78,16 @@ fn a_trace_truncated_while_it_is_read_is_a_stream_error_not_a_crash() {
                 let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
                 let total = doc["event_total"].as_u64().unwrap() as usize;
                 let errors = doc["stream_errors"].as_array().unwrap();
+                // A truncation that lands before the reader opens the file leaves a file that
+                // is merely short (reported as truncated); one that lands during the read is
+                // reported as a change. Either way, fewer events never come without a problem.
                 if total < events + 1 {
                     assert!(
                         errors.iter().any(|e| {
                             let e = e.as_str().unwrap();
                             e.contains("the file shrank while being read")
                                 || e.contains("the file changed size while being read")
+                                || e.contains("truncated")
                         }),
                         "try {try_no}: {total} of {} events without the change reported: {errors:?}",
                         events + 1
