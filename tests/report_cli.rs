@@ -320,3 +320,132 @@ fn triage_html_writes_the_report_page_beside_its_table() {
     assert!(html.contains("id=\"task-groups\""));
     assert!(html.contains("id=\"gate\""));
 }
+
+/// The baseline table's rows of a page: `(status, Δ µs, operation)`.
+fn baseline_rows(html: &str) -> Vec<(String, f64, String)> {
+    let doc = xml(html);
+    let table = doc
+        .descendants()
+        .find(|n| n.has_tag_name("table") && n.attribute("id") == Some("baseline"))
+        .expect("the page has a baseline table");
+    table
+        .descendants()
+        .filter(|n| n.has_tag_name("tr") && n.attribute("data-status").is_some())
+        .map(|r| {
+            let operation = r
+                .children()
+                .rfind(|n| n.has_tag_name("td"))
+                .and_then(|td| td.text())
+                .unwrap()
+                .to_owned();
+            (
+                attr(&r, "data-status").to_owned(),
+                num(&r, "data-delta-us"),
+                operation,
+            )
+        })
+        .collect()
+}
+
+fn report_with_baseline(trace: &Path, baseline: &Path, extra: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let mut args = vec![
+        "report",
+        trace.to_str().unwrap(),
+        "--baseline",
+        baseline.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    ok(&run(&args));
+    std::fs::read_to_string(&page).unwrap()
+}
+
+#[test]
+fn report_against_itself_shows_zero_change_on_every_group() {
+    let eager = fixture("eager.json.gz");
+    let html = report_with_baseline(&eager, &eager, &[]);
+    assert!(html.contains("Change since baseline"));
+    let rows = baseline_rows(&html);
+    assert!(!rows.is_empty());
+    for (status, delta, operation) in &rows {
+        assert_eq!(status, "matched", "{operation}");
+        assert_eq!(*delta, 0.0, "{operation}");
+    }
+    // The top kernels table is still cut to --top (10) although every row was compared.
+    let doc = xml(&html);
+    let kernels = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("kernels"))
+        .unwrap();
+    let kernel_rows = kernels
+        .descendants()
+        .filter(|n| n.has_tag_name("tr"))
+        .count();
+    assert!(kernel_rows <= 11, "{kernel_rows} rows");
+    // Without --baseline there is no such section.
+    let (plain, _) = page_and_summary(&eager, "none");
+    assert!(!plain.contains("Change since baseline"));
+}
+
+#[test]
+fn report_of_compiled_against_eager_shows_fused_kernels_added_and_eager_ones_removed() {
+    let eager = fixture("eager.json.gz");
+    let compiled = fixture("compiled.json.gz");
+    let html = report_with_baseline(&compiled, &eager, &["--top", "0"]);
+    let rows = baseline_rows(&html);
+    let diff = run(&[
+        "diff",
+        eager.to_str().unwrap(),
+        compiled.to_str().unwrap(),
+        "--json",
+    ]);
+    ok(&diff);
+    let doc: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    let count = |status: &str| rows.iter().filter(|r| r.0 == status).count() as u64;
+    // The same facts `kernlens diff` reports, and every group shown with --top 0.
+    assert_eq!(count("added"), doc["added"].as_u64().unwrap());
+    assert_eq!(count("removed"), doc["removed"].as_u64().unwrap());
+    assert!(count("added") > 0 && count("removed") > 0);
+    assert!(
+        rows.iter()
+            .filter(|r| r.0 == "added")
+            .all(|r| r.2.starts_with("triton_") && r.1 > 0.0),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.0 == "removed" && r.2.contains("elementwise") && r.1 < 0.0),
+        "{rows:?}"
+    );
+    let headline = doc["headline"].as_str().unwrap();
+    assert!(html.contains(headline), "{headline}");
+}
+
+#[test]
+fn triage_html_with_a_baseline_shows_each_groups_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("triage.html");
+    let eager = fixture("eager.json.gz");
+    let o = run(&[
+        "triage",
+        eager.to_str().unwrap(),
+        "--no-discover",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--baseline",
+        eager.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let rows = baseline_rows(&html);
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter().all(|r| r.0 == "matched" && r.1 == 0.0),
+        "{rows:?}"
+    );
+}

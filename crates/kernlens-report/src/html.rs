@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use kernlens_gate::{Decision, GateReport, Severity, WarningCode};
 use kernlens_trace::{Analysis, Scope, WindowStatus};
 
+use crate::baseline::{Baseline, BaselineStatus};
 use crate::escape::text;
 use crate::lanes::Lanes;
 use crate::svg::{duration, timeline_svg};
@@ -47,6 +48,7 @@ pub struct Page<'a> {
     gate: Option<&'a GateReport>,
     groups: Option<&'a [TaskGroupRow]>,
     suppressed: usize,
+    baseline: Option<&'a Baseline>,
     title: Option<String>,
 }
 
@@ -79,6 +81,7 @@ th{color:var(--muted);font-weight:600}td.n{text-align:right;font-variant-numeric
 td.name{word-break:break-all;max-width:60ch}\
 .share{display:flex;align-items:center;gap:6px;min-width:160px}\
 .share span.bar{display:inline-block;height:10px;background:var(--bar);border-radius:2px;min-width:1px}\
+.share span.bar.slower{background:var(--bad-fg)}.share span.bar.faster{background:var(--ok-fg)}\
 .share span.pct{font-variant-numeric:tabular-nums;white-space:nowrap}\
 #kl-tip{position:absolute;pointer-events:none;background:var(--fg);color:var(--bg);\
 padding:3px 6px;border-radius:4px;font-size:12px;display:none;white-space:nowrap}\
@@ -112,6 +115,19 @@ fn share_cell(fraction: f64) -> String {
     )
 }
 
+/// `value` with its sign always shown, a true minus sign for negatives; zero is `0`
+/// with no sign, so an unchanged row reads as such.
+fn signed(value: f64, decimals: usize) -> String {
+    let shown = format!("{:.*}", decimals, value.abs());
+    if shown.chars().all(|c| c == '0' || c == '.') {
+        shown
+    } else if value < 0.0 {
+        format!("\u{2212}{shown}")
+    } else {
+        format!("+{shown}")
+    }
+}
+
 fn ms(us: f64) -> String {
     format!("{:.3}", us / 1000.0)
 }
@@ -125,6 +141,7 @@ impl<'a> Page<'a> {
             gate: None,
             groups: None,
             suppressed: 0,
+            baseline: None,
             title: None,
         }
     }
@@ -140,6 +157,13 @@ impl<'a> Page<'a> {
     pub fn with_task_groups(mut self, groups: &'a [TaskGroupRow], suppressed: usize) -> Self {
         self.groups = Some(groups);
         self.suppressed = suppressed;
+        self
+    }
+
+    /// The same page with a "Change since baseline" section: each group's time in a
+    /// baseline trace and now.
+    pub fn with_baseline(mut self, baseline: &'a Baseline) -> Self {
+        self.baseline = Some(baseline);
         self
     }
 
@@ -188,6 +212,7 @@ impl<'a> Page<'a> {
         self.devices(&mut o);
         self.gate_section(&mut o);
         self.groups_section(&mut o);
+        self.baseline_section(&mut o);
         self.kernels(&mut o);
         self.ops(&mut o);
         self.problems(&mut o);
@@ -424,6 +449,80 @@ impl<'a> Page<'a> {
             );
         }
         o.push_str("</tbody></table></section>");
+    }
+
+    fn baseline_section(&self, o: &mut String) {
+        let Some(b) = self.baseline else { return };
+        let _ = write!(
+            o,
+            "<section aria-labelledby=\"h-base\"><h2 id=\"h-base\">Change since baseline</h2>\
+             <p class=\"meta\">baseline <code>{}</code></p><p id=\"baseline-headline\">{}</p>",
+            text(&b.trace_file),
+            text(&b.headline),
+        );
+        if !b.warnings.is_empty() {
+            o.push_str("<ul id=\"baseline-warnings\">");
+            for w in &b.warnings {
+                let _ = write!(o, "<li>warning: {}</li>", text(w));
+            }
+            o.push_str("</ul>");
+        }
+        // Bars are scaled to the largest change shown, so the biggest mover is full width.
+        let largest = b
+            .rows
+            .iter()
+            .map(|r| (r.after_us - r.before_us).abs())
+            .fold(0.0_f64, f64::max);
+        o.push_str(
+            "<table id=\"baseline\"><thead><tr><th>id</th><th>status</th><th>before ms</th>\
+             <th>now ms</th><th>Δ ms</th><th>Δ %</th><th>operation</th></tr></thead><tbody>",
+        );
+        for r in &b.rows {
+            let delta = r.after_us - r.before_us;
+            let width = if largest > 0.0 {
+                delta.abs() / largest * 100.0
+            } else {
+                0.0
+            };
+            let (class, label) = if delta > 0.0 {
+                ("slower", "slower")
+            } else if delta < 0.0 {
+                ("faster", "faster")
+            } else {
+                ("same", "unchanged")
+            };
+            let pct = match (r.status, r.delta_pct) {
+                (BaselineStatus::Matched, Some(p)) => signed(p, 1) + "%",
+                (BaselineStatus::Added, _) => "new".to_owned(),
+                (BaselineStatus::Removed, _) => "gone".to_owned(),
+                _ => "-".to_owned(),
+            };
+            let _ = write!(
+                o,
+                "<tr data-status=\"{status}\" data-delta-us=\"{delta:.3}\"><td>{}</td>\
+                 <td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+                 <td><div class=\"share\"><span class=\"bar {class}\" style=\"width:{width:.1}%\" \
+                 role=\"presentation\"></span><span class=\"pct\">{}</span></div></td>\
+                 <td class=\"n\" title=\"{label}\">{}</td><td class=\"name\">{}</td></tr>",
+                text(&r.id),
+                ms(r.before_us),
+                ms(r.after_us),
+                signed(delta / 1000.0, 3),
+                text(&pct),
+                text(&r.operation),
+                status = r.status.as_str(),
+            );
+        }
+        o.push_str("</tbody></table>");
+        if b.not_shown > 0 {
+            let _ = write!(
+                o,
+                "<p class=\"meta\">… and {} more group(s) with smaller changes (see \
+                 <code>kernlens diff</code>).</p>",
+                b.not_shown
+            );
+        }
+        o.push_str("</section>");
     }
 
     fn kernels(&self, o: &mut String) {

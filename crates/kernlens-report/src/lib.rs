@@ -4,7 +4,8 @@
 //! as inline SVG (a lane per device stream and a pooled lane, coloured by category,
 //! graph replays and communication/computation overlap marked, the analysis' window
 //! shaded), the category breakdown, busy per device, hot kernels and ops with their
-//! shares as bars, and, when given, the gate's verdict and a triage's task groups.
+//! shares as bars, and, when given, the gate's verdict, a triage's task groups and the
+//! change since a baseline trace.
 //!
 //! It is for people who would rather look than read a table, and for CI artefacts: the
 //! page fetches nothing (no CDN, no fonts), reads the same with scripts off (the small
@@ -48,12 +49,14 @@
 //!
 //! Bad input never panics: an empty trace gives a page with empty lanes and tables.
 
+mod baseline;
 pub mod bins;
 mod escape;
 mod html;
 mod lanes;
 mod svg;
 
+pub use baseline::{Baseline, BaselineRow, BaselineStatus};
 pub use html::{Page, TaskGroupRow, render_svg};
 pub use kernlens_trace::Analysis;
 pub use lanes::{

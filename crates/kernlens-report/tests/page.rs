@@ -3,7 +3,10 @@
 //! recorder, on traces built here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use kernlens_report::{LaneOptions, Lanes, MAX_BINS, Page, analyze_with_lanes, render_svg};
+use kernlens_report::{
+    Baseline, BaselineRow, BaselineStatus, LaneOptions, Lanes, MAX_BINS, Page, analyze_with_lanes,
+    render_svg,
+};
 use kernlens_trace::{Analysis, Options, TimeWindow, TraceSource, WindowMode};
 
 /// A kernel event: `(name, pid, tid, ts_us, dur_us, correlation)`.
@@ -369,4 +372,99 @@ fn a_stream_of_copies_alone_gets_its_lane_and_copies_count_in_busy() {
     assert_eq!(lanes.pooled.scope.busy_ns, analysis.timeline.busy_ns);
     let svg = render_svg(&lanes);
     assert!(!svg.contains("kernels busy"));
+}
+
+fn baseline_row(
+    id: &str,
+    operation: &str,
+    status: BaselineStatus,
+    before_us: f64,
+    after_us: f64,
+) -> BaselineRow {
+    let mut row = BaselineRow::default();
+    row.id = id.to_owned();
+    row.operation = operation.to_owned();
+    row.status = status;
+    row.before_us = before_us;
+    row.after_us = after_us;
+    row.delta_pct = (before_us > 0.0).then(|| (after_us - before_us) / before_us * 100.0);
+    row
+}
+
+#[test]
+fn the_baseline_section_appears_only_with_a_baseline_and_escapes_its_text() {
+    let (analysis, lanes) = read(three_streams(), &Options::default(), 200);
+    let plain = Page::new(&analysis, &lanes).render();
+    assert!(!plain.contains("Change since baseline"));
+    assert!(!plain.contains("id=\"baseline\""));
+
+    let baseline = Baseline::new("old<&>.json", "kernel time \u{2212}20.0% <fast>")
+        .with_warnings(vec![
+            "the \"before\" side's graphs are under-recorded".to_owned(),
+        ])
+        .with_rows(
+            vec![
+                baseline_row("g001", "gemm<float>", BaselineStatus::Matched, 200.0, 150.0),
+                baseline_row("g002", "triton_fused", BaselineStatus::Added, 0.0, 30.0),
+                baseline_row("g003", "softmax", BaselineStatus::Removed, 20.0, 0.0),
+            ],
+            4,
+        );
+    let html = Page::new(&analysis, &lanes)
+        .with_baseline(&baseline)
+        .render();
+    // Still one well-formed document, with the trace's text escaped.
+    let doc = roxmltree::Document::parse_with_options(&html, parse_options()).unwrap();
+    assert!(html.contains("old&lt;&amp;&gt;.json"));
+    assert!(html.contains("&lt;fast&gt;"));
+    assert!(html.contains("gemm&lt;float&gt;"));
+    let table = doc
+        .descendants()
+        .find(|n| n.has_tag_name("table") && n.attribute("id") == Some("baseline"))
+        .unwrap();
+    let rows: Vec<_> = table
+        .descendants()
+        .filter(|n| n.has_tag_name("tr"))
+        .collect();
+    // The header and one row each.
+    assert_eq!(rows.len(), 4);
+    let statuses: Vec<&str> = rows[1..]
+        .iter()
+        .map(|r| r.attribute("data-status").unwrap())
+        .collect();
+    assert_eq!(statuses, ["matched", "added", "removed"]);
+    let cells = |r: &roxmltree::Node<'_, '_>| -> Vec<String> {
+        r.children()
+            .filter(|n| n.has_tag_name("td"))
+            .map(|td| {
+                td.descendants()
+                    .filter(|n| n.is_text())
+                    .map(|n| n.text().unwrap())
+                    .collect::<String>()
+            })
+            .collect()
+    };
+    // Signed Δ (a true minus for a gain) and the bar scaled to the largest change.
+    assert_eq!(
+        cells(&rows[1]),
+        [
+            "g001",
+            "matched",
+            "0.200",
+            "0.150",
+            "\u{2212}0.050",
+            "\u{2212}25.0%",
+            "gemm<float>"
+        ]
+    );
+    assert_eq!(cells(&rows[2])[4..6], ["+0.030", "new"]);
+    assert_eq!(cells(&rows[3])[4..6], ["\u{2212}0.020", "gone"]);
+    let widths: Vec<&str> = table
+        .descendants()
+        .filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("bar ")))
+        .map(|n| n.attribute("style").unwrap())
+        .collect();
+    assert_eq!(widths, ["width:100.0%", "width:60.0%", "width:40.0%"]);
+    assert!(html.contains("under-recorded"));
+    assert!(html.contains("and 4 more group(s)"));
 }
