@@ -4,37 +4,10 @@
 //! back; `triage --window` windows like summary; bad windows are usage errors in µs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/traces")
-        .join(name)
-}
-
-fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kernlens"))
-        .args(args)
-        .env_remove("KERNLENS_SOURCE_ROOTS")
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn stdout_of(args: &[&str]) -> String {
-    let (code, stdout, stderr) = run(args);
-    assert_eq!(code, Some(0), "{args:?}: {stderr}");
-    stdout
-}
-
-fn json_of(args: &[&str]) -> serde_json::Value {
-    serde_json::from_str(&stdout_of(&[args, &["--json"]].concat())).unwrap()
-}
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{fixture, json_of, run, stdout_of};
+use std::path::Path;
 
 /// µs text with three decimals → exact ns (the shortest float text of a ns-derived µs value
 /// at trace magnitudes keeps all three decimals).
