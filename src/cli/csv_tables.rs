@@ -69,14 +69,6 @@ fn opt<T: ToString>(x: Option<T>) -> String {
     x.map_or_else(String::new, |v| v.to_string())
 }
 
-fn per_call(total_us: f64, calls: u64) -> f64 {
-    if calls > 0 {
-        total_us / calls as f64
-    } else {
-        0.0
-    }
-}
-
 fn wall_pct(a: &Analysis, us: f64) -> f64 {
     if a.timeline.total_us > 0.0 {
         us / a.timeline.total_us * 100.0
@@ -116,7 +108,7 @@ pub fn summary(
                     kernlens_ident::classify(&k.name).as_str().to_owned(),
                     k.calls.to_string(),
                     num(k.total_us),
-                    num(per_call(k.total_us, k.calls)),
+                    num(super::table::per_call(k.total_us, k.calls)),
                     num(k.min_us),
                     num(k.max_us),
                     num(k.share),
@@ -133,7 +125,7 @@ pub fn summary(
                     r.name.clone(),
                     r.calls.to_string(),
                     num(r.total_us),
-                    num(per_call(r.total_us, r.calls)),
+                    num(super::table::per_call(r.total_us, r.calls)),
                     num(r.share),
                     num(wall_pct(a, r.total_us)),
                 ])?;

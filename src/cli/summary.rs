@@ -438,11 +438,7 @@ pub fn render(a: &Analysis, view: &View<'_>) -> String {
             table::short_names(a.kernels.iter().map(|k| k.name.as_str()), 60)
         };
         for (k, name) in a.kernels.iter().zip(names) {
-            let avg = if k.calls > 0 {
-                k.total_us / k.calls as f64
-            } else {
-                0.0
-            };
+            let avg = table::per_call(k.total_us, k.calls);
             k_table.row(vec![
                 table::share(k.share),
                 wall(k.total_us),
@@ -464,11 +460,7 @@ pub fn render(a: &Analysis, view: &View<'_>) -> String {
             &[true, true, true, true, true, false],
         );
         for r in &a.ops {
-            let avg = if r.calls > 0 {
-                r.total_us / r.calls as f64
-            } else {
-                0.0
-            };
+            let avg = table::per_call(r.total_us, r.calls);
             op_table.row(vec![
                 table::share(r.share),
                 wall(r.total_us),

@@ -4,6 +4,15 @@
 
 use std::collections::HashMap;
 
+/// Mean time per call in µs; 0 for a row without calls (tables and CSV alike).
+pub fn per_call(total_us: f64, calls: u64) -> f64 {
+    if calls > 0 {
+        total_us / calls as f64
+    } else {
+        0.0
+    }
+}
+
 /// A duration given in µs (the unit of the JSON), as a table shows it: ms, three decimals.
 pub fn ms(us: f64) -> String {
     format!("{:.3}", us / 1000.0)
