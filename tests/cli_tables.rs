@@ -5,28 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/traces")
-        .join(name)
-}
-
-fn stdout_of(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_kernlens"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{fixture, stdout_of};
 
 /// The rows of the table whose header line starts with `first` (cells split on 2+ spaces).
 fn table_rows(text: &str, first: &str) -> Vec<Vec<String>> {
