@@ -322,6 +322,7 @@ fn all_ranks_lists_an_unusable_rank_under_failed_and_keeps_it_out_of_the_spread(
     let big = dir.path().join("w_rank99999999999999999999.json");
     std::fs::copy(fixture("eager.json.gz"), &big).unwrap();
     let d = dir.path().to_str().unwrap();
+    let before = snapshot(dir.path());
     let doc = summary_json(&["summary", d, "--all-ranks", "--json"]);
     assert_eq!(doc["rank_count"], 4);
     assert_eq!(doc["ranks"].as_array().unwrap().len(), 2);
@@ -358,6 +359,8 @@ fn all_ranks_lists_an_unusable_rank_under_failed_and_keeps_it_out_of_the_spread(
     // --strict: a failed rank is a structural problem, as its stream error used to be.
     let strict = run(&["summary", d, "--all-ranks", "--strict"]);
     assert_eq!(strict.status.code(), Some(3));
+    // Reading never writes: the rank directory is as it was, byte for byte.
+    assert_eq!(snapshot(dir.path()), before);
 }
 
 /// The eager fixture with `"kernlens": <member>` inserted as its first top-level member.
@@ -386,6 +389,7 @@ fn a_kernlens_member_that_is_not_provenance_is_ignored_with_a_stream_error() {
     ] {
         let path = eager_with_member(dir.path(), member);
         let p = path.to_str().unwrap();
+        let before = snapshot(dir.path());
         let doc = summary_json(&["summary", p, "--json"]);
         assert_eq!(doc["provenance"], serde_json::Value::Null, "{member}");
         let errors = doc["stream_errors"].as_array().unwrap();
@@ -412,5 +416,6 @@ fn a_kernlens_member_that_is_not_provenance_is_ignored_with_a_stream_error() {
         assert_eq!(gate["decision"], "suppress");
         // --strict sees the ignored member as a structural problem.
         assert_eq!(run(&["summary", p, "--strict"]).status.code(), Some(3));
+        assert_eq!(snapshot(dir.path()), before);
     }
 }
