@@ -1,4 +1,5 @@
-//! Files written outside scratch workspaces (today: `kernlens split -o`): whole or not at all.
+//! Files written outside scratch workspaces (`kernlens split -o`, the `report -o` and
+//! `triage --html` pages): whole or not at all.
 //!
 //! An output is written to a temporary file beside the target (same directory, so the final
 //! `rename` stays on one filesystem), flushed and fsynced, then renamed over the target only

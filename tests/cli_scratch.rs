@@ -84,6 +84,7 @@ fn partials_under(dir: &Path) -> Vec<PathBuf> {
 fn create_prints_metadata_and_a_second_create_is_refused_with_exit_1() {
     let tmp = tempfile::tempdir().unwrap();
     let src = package(tmp.path());
+    let before = digest(&tmp.path().join("site-packages"));
     let output = tmp.path().join("runs/sess/att");
     let out = create(
         &src,
@@ -125,12 +126,14 @@ fn create_prints_metadata_and_a_second_create_is_refused_with_exit_1() {
         PathBuf::from(v["refused"]["path"].as_str().unwrap()),
         worktree
     );
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]
 fn a_protected_branch_is_refused_with_exit_1_and_no_trace() {
     let tmp = tempfile::tempdir().unwrap();
     let src = package(tmp.path());
+    let before = digest(&tmp.path().join("site-packages"));
     let output = tmp.path().join("runs/sess/att");
     let out = create(&src, &output, &["--branch", "refs/heads/master"], &[]);
     assert_eq!(out.status.code(), Some(1));
@@ -138,6 +141,7 @@ fn a_protected_branch_is_refused_with_exit_1_and_no_trace() {
     assert_eq!(v["refused"]["reason"], "protected_branch");
     assert_eq!(v["refused"]["name"], "master");
     assert!(!tmp.path().join("runs").exists());
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]
@@ -160,6 +164,7 @@ fn network_output_is_relocated_under_the_override_root() {
         ),
     );
     let local = tmp.path().join("local");
+    let before = digest(&tmp.path().join("site-packages"));
     let out = create(
         &src,
         &sessions.join("forge/s1/matmul"),
@@ -179,6 +184,7 @@ fn network_output_is_relocated_under_the_override_root() {
     );
     assert!(v["branch"].as_str().unwrap().starts_with("kernlens/s1/k-"));
     assert!(local.join("s1/.owner").is_file());
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]
@@ -187,6 +193,7 @@ fn create_edit_diff_without_any_git_on_path() {
     let src = package(tmp.path());
     let output = tmp.path().join("runs/sess/att");
     let no_git = [("PATH", "/nonexistent-kernlens-path")];
+    let before = digest(&tmp.path().join("site-packages"));
     let out = create(&src, &output, &[], &no_git);
     assert!(
         out.status.success(),
@@ -216,16 +223,20 @@ fn create_edit_diff_without_any_git_on_path() {
     assert!(patch.contains("+    return x + 2"));
     assert!(exported.join("export.json").is_file());
     assert!(exported.join("v1_scratch.py").is_file());
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]
 fn diff_of_a_directory_that_is_not_a_workspace_fails_with_one_line() {
     let tmp = tempfile::tempdir().unwrap();
+    write(&tmp.path().join("notes/a.txt"), "mine");
+    let before = digest(tmp.path());
     let out = kernlens(&["scratch", "diff", tmp.path().to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("kernlens: scratch diff: "), "{err}");
     assert!(err.contains("not a kernlens scratch workspace"), "{err}");
+    assert_eq!(digest(tmp.path()), before);
 }
 
 #[test]
@@ -235,6 +246,11 @@ fn sweep_prints_its_report() {
     write(&local.join("dead/a/worktree/x.py"), "x");
     write(&local.join("dead/.owner"), "4194303:0\n");
     write(&local.join("stranger/notes.txt"), "x");
+    write(&tmp.path().join("beside/keep.txt"), "mine");
+    let before = (
+        digest(&local.join("stranger")),
+        digest(&tmp.path().join("beside")),
+    );
     let out = kernlens(
         &[
             "scratch",
@@ -252,6 +268,13 @@ fn sweep_prints_its_report() {
     assert_eq!(v["removed"].as_array().unwrap().len(), 1);
     assert_eq!(v["kept_stranger"].as_array().unwrap().len(), 1);
     assert!(!local.join("dead").exists());
+    assert_eq!(
+        (
+            digest(&local.join("stranger")),
+            digest(&tmp.path().join("beside"))
+        ),
+        before
+    );
 }
 
 /// A package large enough that copying it takes a while.
@@ -423,6 +446,8 @@ fn two_processes_creating_one_attempt_one_wins_the_other_collides() {
 fn a_sweep_killed_mid_deletion_is_resumed_by_the_next_sweep() {
     let tmp = tempfile::tempdir().unwrap();
     let local = tmp.path().join("local");
+    write(&tmp.path().join("beside/keep.txt"), "mine");
+    let beside = digest(&tmp.path().join("beside"));
     let mut caught = false;
     for round in 0..5 {
         let dead = local.join(format!("dead{round}"));
@@ -479,16 +504,23 @@ fn a_sweep_killed_mid_deletion_is_resumed_by_the_next_sweep() {
     let v = json(&out);
     assert_eq!(v["resumed"].as_array().unwrap().len(), 1, "{v}");
     assert!(!trash_entry.path().exists());
+    assert_eq!(digest(&tmp.path().join("beside")), beside);
 }
 
 // ---- Issue 14: ownership, release, grace, links, home guard, sparse copy, branch names. ----
 
 /// Everything under `dir`, never following a link: relative path -> kind, permission bits and a
 /// hash of the bytes (files) or of the target text (links). Equal digests before and after a
-/// command mean it changed nothing there.
+/// command mean it changed nothing there. A file over 64 MiB (the sparse 65 GiB file of
+/// `a_sparse_file_is_copied_sparse_and_counts_allocated_bytes`, which would take minutes to read
+/// whole) is hashed by its length, allocated blocks, modification time and its first and last
+/// 64 KiB instead.
 fn digest(dir: &Path) -> BTreeMap<PathBuf, (&'static str, u32, u64)> {
     use std::hash::{DefaultHasher, Hash, Hasher};
-    use std::os::unix::fs::PermissionsExt;
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    const WHOLE: u64 = 64 << 20;
+    const END: u64 = 64 << 10;
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -502,8 +534,18 @@ fn digest(dir: &Path) -> BTreeMap<PathBuf, (&'static str, u32, u64)> {
             } else if meta.is_dir() {
                 stack.push(path.clone());
                 "dir"
-            } else {
+            } else if meta.len() <= WHOLE {
                 std::fs::read(&path).unwrap().hash(&mut h);
+                "file"
+            } else {
+                (meta.len(), meta.blocks(), meta.mtime(), meta.mtime_nsec()).hash(&mut h);
+                let mut f = std::fs::File::open(&path).unwrap();
+                let mut ends = vec![0u8; END as usize];
+                f.read_exact(&mut ends).unwrap();
+                ends.hash(&mut h);
+                f.seek(SeekFrom::End(-(END as i64))).unwrap();
+                f.read_exact(&mut ends).unwrap();
+                ends.hash(&mut h);
                 "file"
             };
             let rel = path.strip_prefix(dir).unwrap().to_path_buf();
@@ -695,6 +737,11 @@ fn a_reused_pid_with_another_start_time_does_not_keep_a_session_alive() {
     );
     write(&local.join("mine/a/worktree/x.py"), "x");
     write(&local.join("mine/.owner"), format!("{me}:{start}\n"));
+    write(&tmp.path().join("beside/keep.txt"), "mine");
+    let before = (
+        digest(&local.join("mine")),
+        digest(&tmp.path().join("beside")),
+    );
     let v = kernlens(
         &[
             "scratch",
@@ -710,12 +757,20 @@ fn a_reused_pid_with_another_start_time_does_not_keep_a_session_alive() {
     let local = local.canonicalize().unwrap();
     assert_eq!(paths(&v["removed"]), vec![local.join("reused")]);
     assert_eq!(paths(&v["kept_alive"]), vec![local.join("mine")]);
+    assert_eq!(
+        (
+            digest(&local.join("mine")),
+            digest(&tmp.path().join("beside"))
+        ),
+        before
+    );
 }
 
 #[test]
 fn release_lets_the_next_sweep_remove_a_session_whose_owner_still_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let src = package(tmp.path());
+    let before = digest(&tmp.path().join("site-packages"));
     let net = Network::new(tmp.path());
     let v = ok_json(&net.create(&src, "s1", "matmul", &[]));
     let worktree = v["worktree"].as_str().unwrap().to_owned();
@@ -735,12 +790,14 @@ fn release_lets_the_next_sweep_remove_a_session_whose_owner_still_runs() {
     );
     assert_eq!(paths(&swept["released"]), vec![net.local.join("s1")]);
     assert!(!net.local.join("s1").exists());
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]
 fn a_new_claim_of_a_released_session_clears_the_release() {
     let tmp = tempfile::tempdir().unwrap();
     let src = package(tmp.path());
+    let before = digest(&tmp.path().join("site-packages"));
     let net = Network::new(tmp.path());
     let v = ok_json(&net.create(&src, "s1", "a1", &[]));
     ok_json(&kernlens(
@@ -755,15 +812,19 @@ fn a_new_claim_of_a_released_session_clears_the_release() {
         vec![net.local.join("s1")],
         "{swept}"
     );
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]
 fn release_of_a_worktree_beside_its_output_releases_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, worktree) = local_workspace(tmp.path());
+    // Nothing to release: not a file changes, in the package or in the workspace.
+    let before = digest(tmp.path());
     let released = ok_json(&kernlens(&["scratch", "release", &worktree], &[]));
     assert_eq!(released["released"], false);
     assert!(Path::new(&worktree).join("aiter/ops/k.py").is_file());
+    assert_eq!(digest(tmp.path()), before);
 }
 
 #[test]
@@ -771,9 +832,11 @@ fn an_owner_pid_that_does_not_run_is_an_error_and_creates_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let src = package(tmp.path());
     let net = Network::new(tmp.path());
+    let before = digest(tmp.path());
     let out = net.create(&src, "s1", "matmul", &["--owner-pid", "4194303"]);
     assert_one_line_failure(&out, "scratch create", "--owner-pid 4194303");
     assert!(!net.local.exists());
+    assert_eq!(digest(tmp.path()), before);
 }
 
 #[test]
@@ -813,12 +876,14 @@ fn session_and_attempt_directories_are_private_and_an_existing_session_is_made_p
     let net = Network::new(tmp.path());
     std::fs::create_dir_all(net.local.join("s1")).unwrap();
     std::fs::set_permissions(net.local.join("s1"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let before = digest(&tmp.path().join("site-packages"));
     ok_json(&net.create(&src, "s1", "matmul", &[]));
     ok_json(&net.create(&src, "s2", "matmul", &[]));
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
     for dir in ["s1", "s1/matmul", "s2", "s2/matmul"] {
         assert_eq!(mode(&net.local.join(dir)), 0o700, "{dir}");
     }
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]
@@ -992,18 +1057,114 @@ fn a_copy_root_that_holds_home_is_refused_and_nothing_is_written() {
 }
 
 #[test]
-fn a_sparse_file_is_copied_sparse() {
+fn a_copy_root_that_holds_another_users_home_is_refused_by_the_password_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A loose module in a directory holding bob's home (as /home does): its copy root would be
+    // that directory, bob's files and all. This user's HOME is elsewhere.
+    let users = tmp.path().join("users");
+    write(&users.join("bob/private.txt"), "bob's");
+    write(&users.join("kernel.py"), "def k(): pass\n");
+    let passwd = tmp.path().join("passwd");
+    write(
+        &passwd,
+        format!(
+            "root:x:0:0:root:/root:/bin/sh\n# a comment\nbob:x:1001:1001::{}:/bin/sh\n",
+            users.join("bob").display()
+        ),
+    );
+    let me = tmp.path().join("me");
+    let home = [("HOME", me.to_str().unwrap())];
+    let before = digest(&users);
+    let output = tmp.path().join("runs/s/a");
+    let args = ["--passwd", passwd.to_str().unwrap()];
+    let out = create(&users.join("kernel.py"), &output, &args, &home);
+    assert_one_line_failure(&out, "scratch create", "of a user");
+    assert!(!tmp.path().join("runs").exists());
+    assert_eq!(digest(&users), before);
+
+    // The password database is what refused it: without bob in it the same create copies.
+    write(&passwd, "root:x:0:0:root:/root:/bin/sh\n");
+    let v = ok_json(&create(&users.join("kernel.py"), &output, &args, &home));
+    let worktree = PathBuf::from(v["worktree"].as_str().unwrap());
+    assert!(worktree.join("bob/private.txt").is_file());
+    assert_eq!(digest(&users), before);
+
+    // A password file that cannot be read is an error, not an empty database.
+    let missing = tmp.path().join("no-such-passwd");
+    let out = create(
+        &users.join("kernel.py"),
+        &tmp.path().join("runs/s/b"),
+        &["--passwd", missing.to_str().unwrap()],
+        &home,
+    );
+    assert_one_line_failure(&out, "scratch create", "no-such-passwd");
+    assert!(!tmp.path().join("runs/s/b").exists());
+}
+
+#[test]
+fn the_filesystem_root_as_copy_root_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = package(tmp.path());
+    let before = digest(&tmp.path().join("site-packages"));
+    // `--repo /` asks to copy everything under `/` as the "repository" holding the kernel.
+    let out = create(&src, &tmp.path().join("runs/s/a"), &["--repo", "/"], &[]);
+    assert_one_line_failure(&out, "scratch create", "it is the filesystem root");
+    assert!(!tmp.path().join("runs").exists());
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
+}
+
+#[test]
+fn a_local_create_refuses_an_output_directory_that_is_a_symlink_and_makes_new_ones_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = package(tmp.path());
+    let elsewhere = tmp.path().join("elsewhere");
+    write(&elsewhere.join("keep.txt"), "mine");
+    std::fs::create_dir_all(tmp.path().join("runs/s")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, tmp.path().join("runs/s/a")).unwrap();
+    let before = (
+        digest(&elsewhere),
+        digest(&tmp.path().join("site-packages")),
+    );
+    let out = create(&src, &tmp.path().join("runs/s/a"), &[], &[]);
+    assert_one_line_failure(&out, "scratch create", "refusing to follow");
+    assert_eq!(
+        (
+            digest(&elsewhere),
+            digest(&tmp.path().join("site-packages"))
+        ),
+        before
+    );
+
+    // Missing components of a fresh output are created private.
+    ok_json(&create(&src, &tmp.path().join("fresh/s/a"), &[], &[]));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    for dir in ["fresh", "fresh/s", "fresh/s/a"] {
+        assert_eq!(mode(&tmp.path().join(dir)), 0o700, "{dir}");
+    }
+    assert_eq!(digest(&tmp.path().join("site-packages")), before.1);
+}
+
+/// The default `max_copy_bytes` (64 GiB, `kernlens_scratch::policy::MAX_COPY_BYTES`).
+const MAX_COPY_BYTES: u64 = 64 << 30;
+
+#[test]
+fn a_sparse_file_is_copied_sparse_and_counts_allocated_bytes() {
     use std::os::unix::fs::MetadataExt;
     let tmp = tempfile::tempdir().unwrap();
     let src = package(tmp.path());
+    // 65 GiB apparent, 8 bytes of data: over the 64 GiB budget if the copy counted apparent
+    // size (it was refused as too large, and copied dense it would fill the disk).
     let big = tmp.path().join("site-packages/aiter/jit/big.bin");
     {
         use std::io::{Seek, SeekFrom, Write};
         let mut f = std::fs::File::create(&big).unwrap();
         f.write_all(b"head").unwrap();
-        f.seek(SeekFrom::Start(2 << 30)).unwrap();
+        f.seek(SeekFrom::Start(MAX_COPY_BYTES + (1 << 30))).unwrap();
         f.write_all(b"tail").unwrap();
     }
+    assert!(std::fs::metadata(&big).unwrap().len() > MAX_COPY_BYTES);
+    let before = digest(&tmp.path().join("site-packages"));
     let v = ok_json(&create(&src, &tmp.path().join("runs/s/a"), &[], &[]));
     let copy = PathBuf::from(v["worktree"].as_str().unwrap()).join("aiter/jit/big.bin");
     let (orig, copied) = (
@@ -1016,13 +1177,17 @@ fn a_sparse_file_is_copied_sparse() {
         "{} bytes allocated",
         copied.blocks() * 512
     );
-    let mut head = [0u8; 4];
-    use std::io::Read;
-    std::fs::File::open(&copy)
-        .unwrap()
-        .read_exact(&mut head)
-        .unwrap();
-    assert_eq!(&head, b"head");
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(&copy).unwrap();
+        let mut four = [0u8; 4];
+        f.read_exact(&mut four).unwrap();
+        assert_eq!(&four, b"head");
+        f.seek(SeekFrom::End(-4)).unwrap();
+        f.read_exact(&mut four).unwrap();
+        assert_eq!(&four, b"tail");
+    }
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]
@@ -1030,16 +1195,22 @@ fn head_at_and_dash_branches_are_refused_with_one_line_and_nothing_created() {
     let tmp = tempfile::tempdir().unwrap();
     let src = package(tmp.path());
     let output = tmp.path().join("runs/s/a");
+    let before = digest(&tmp.path().join("site-packages"));
     for branch in [
         "--branch=HEAD",
         "--branch=@",
         "--branch=-x",
         "--branch=refs/heads/HEAD",
+        // git's ref-format rules, through gix-validate.
+        "--branch=a..b",
+        "--branch=x.lock",
+        "--branch=has space",
     ] {
         let out = create(&src, &output, &[branch], &[]);
         assert_one_line_failure(&out, "scratch create", "invalid branch name");
         assert!(!tmp.path().join("runs").exists(), "{branch}");
     }
+    assert_eq!(digest(&tmp.path().join("site-packages")), before);
 }
 
 #[test]

@@ -322,6 +322,7 @@ fn all_ranks_lists_an_unusable_rank_under_failed_and_keeps_it_out_of_the_spread(
     let big = dir.path().join("w_rank99999999999999999999.json");
     std::fs::copy(fixture("eager.json.gz"), &big).unwrap();
     let d = dir.path().to_str().unwrap();
+    let before = snapshot(dir.path());
     let doc = summary_json(&["summary", d, "--all-ranks", "--json"]);
     assert_eq!(doc["rank_count"], 4);
     assert_eq!(doc["ranks"].as_array().unwrap().len(), 2);
@@ -358,6 +359,51 @@ fn all_ranks_lists_an_unusable_rank_under_failed_and_keeps_it_out_of_the_spread(
     // --strict: a failed rank is a structural problem, as its stream error used to be.
     let strict = run(&["summary", d, "--all-ranks", "--strict"]);
     assert_eq!(strict.status.code(), Some(3));
+    // Reading never writes: the rank directory is as it was, byte for byte.
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn all_ranks_lists_ranks_without_gpu_events_under_failed_and_keeps_them_out_of_the_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("eager.json.gz"), dir.path().join("rank_0.json.gz")).unwrap();
+    // A trace array that is empty, and one holding only a CPU op: readable, but with no GPU
+    // event there is no busy% to put in the spread (it used to enter it as a 0% rank).
+    std::fs::write(dir.path().join("rank_1.json"), r#"{"traceEvents": []}"#).unwrap();
+    std::fs::write(
+        dir.path().join("rank_2.json"),
+        r#"{"traceEvents": [{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":5}]}"#,
+    )
+    .unwrap();
+    let d = dir.path().to_str().unwrap();
+    let before = snapshot(dir.path());
+    let doc = summary_json(&["summary", d, "--all-ranks", "--json"]);
+    assert_eq!(doc["rank_count"], 3);
+    assert_eq!(doc["ranks"].as_array().unwrap().len(), 1);
+    let failed = doc["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    for (entry, rank) in failed.iter().zip([1, 2]) {
+        assert_eq!(entry["rank"], rank);
+        let err = entry["error"].as_str().unwrap();
+        assert!(err.contains("no GPU events"), "{err}");
+    }
+    let spread = &doc["spread"]["busy_pct"];
+    assert_eq!(
+        (&spread["min_rank"], &spread["max_rank"]),
+        (&0.into(), &0.into())
+    );
+    assert!(
+        (spread["min"].as_f64().unwrap() - 25.78).abs() < 0.01,
+        "{spread}"
+    );
+    let text = run(&["summary", d, "--all-ranks"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("     1 failed: "), "{text}");
+    assert!(
+        text.contains("busy% spread: min 25.78 (rank 0), median 25.78, max 25.78 (rank 0)"),
+        "{text}"
+    );
+    assert_eq!(snapshot(dir.path()), before);
 }
 
 /// The eager fixture with `"kernlens": <member>` inserted as its first top-level member.
@@ -386,6 +432,7 @@ fn a_kernlens_member_that_is_not_provenance_is_ignored_with_a_stream_error() {
     ] {
         let path = eager_with_member(dir.path(), member);
         let p = path.to_str().unwrap();
+        let before = snapshot(dir.path());
         let doc = summary_json(&["summary", p, "--json"]);
         assert_eq!(doc["provenance"], serde_json::Value::Null, "{member}");
         let errors = doc["stream_errors"].as_array().unwrap();
@@ -412,5 +459,6 @@ fn a_kernlens_member_that_is_not_provenance_is_ignored_with_a_stream_error() {
         assert_eq!(gate["decision"], "suppress");
         // --strict sees the ignored member as a structural problem.
         assert_eq!(run(&["summary", p, "--strict"]).status.code(), Some(3));
+        assert_eq!(snapshot(dir.path()), before);
     }
 }

@@ -151,3 +151,36 @@ fn an_env_value_its_flag_overrides_is_not_consulted() {
         assert!(stderr.contains(MIN_COMPUTE_ENV), "{command}: {stderr}");
     }
 }
+
+#[test]
+fn report_reads_the_env_values_through_the_same_check() {
+    // `report` takes no threshold flags, but its gate verdict reads the same variables.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    let output = Command::new(env!("CARGO_BIN_EXE_kernlens"))
+        .args(["report", &eager(), "-o", page.to_str().unwrap()])
+        .env(IDLE_ENV, "150")
+        .env(MIN_COMPUTE_ENV, "30%")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        format!(
+            "kernlens: warning: {IDLE_ENV}=\"150\" ignored (150 is outside 0..=100); using the default 80\n\
+             kernlens: warning: {MIN_COMPUTE_ENV}=\"30%\" ignored (not a number); using the default 10\n"
+        )
+    );
+    // The page's verdict is the default thresholds' (80% idle passes the eager trace at 74.22%).
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("pass: idle 74.22% (threshold 80.00%), compute 25.53% (minimum 10.00%)"),
+        "the page's gate line uses the defaults"
+    );
+}

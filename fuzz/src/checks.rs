@@ -743,11 +743,6 @@ pub fn trace_ranks(data: &[u8]) {
     if written.is_empty() {
         return;
     }
-    let opts = Options::default();
-    let report = match kernlens_trace::analyze_all_ranks(tmp.path(), &opts) {
-        Ok(r) => r,
-        Err(e) => panic!("all-ranks over {} files failed: {e}", written.len()),
-    };
     let base = |name: &str| name.rsplit('/').next().unwrap_or(name).to_string();
     let sidecar = |name: &str| {
         let file = base(name).to_ascii_lowercase();
@@ -760,6 +755,24 @@ pub fn trace_ranks(data: &[u8]) {
             || file
                 .strip_prefix("bs_")
                 .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let opts = Options::default();
+    let report = match kernlens_trace::analyze_all_ranks(tmp.path(), &opts) {
+        Ok(r) => r,
+        // Without an eligible tagged file the one file of "Directory selection" is analysed,
+        // and that selection skips files whose start shows they are not traces (an empty file,
+        // a JSON object without `traceEvents`; since issue 20). So a directory of such files
+        // has no candidate at all. A tagged rank file is never skipped: it is always an entry.
+        Err(kernlens_trace::TraceError::NoUsableTrace { .. })
+            if !written.iter().any(|(n, _)| {
+                !sidecar(n)
+                    && !base(n).starts_with("merged-")
+                    && reference_rank_tag(&base(n)).is_some()
+            }) =>
+        {
+            return;
+        }
+        Err(e) => panic!("all-ranks over {} files failed: {e}", written.len()),
     };
     let eligible: Vec<(&String, Option<String>)> = written
         .iter()

@@ -1,10 +1,11 @@
 //! `kernlens scratch create|diff|release|sweep`: the scratch-workspace lifecycle.
 //!
 //! This is the edge: it reads the environment, the mount table and the password database's
-//! home directories once and hands them to the library as values. The hidden
-//! `--mount-table FILE` flag of `create` replaces `/proc/self/mountinfo` with a file in the same
-//! format, which is how the tests drive the network-filesystem path (relocation, ownership,
-//! sweeping) through this binary without mounting anything.
+//! home directories once and hands them to the library as values. Two hidden flags of `create`
+//! replace those system files with files in the same format, which is how the tests drive these
+//! paths through this binary without mounting anything or adding users: `--mount-table FILE`
+//! for `/proc/self/mountinfo` (the network-filesystem path: relocation, ownership, sweeping) and
+//! `--passwd FILE` for `/etc/passwd` (the guard against copying other users' homes).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,7 +15,7 @@ use kernlens_scratch::document::{
     CreateDocument, DiffDocument, Refusal, ReleaseDocument, SweepDocument,
 };
 use kernlens_scratch::export::{ExportRequest, export};
-use kernlens_scratch::location::LocationRequest;
+use kernlens_scratch::location::{LocationRequest, ScratchEnv, passwd_homes};
 use kernlens_scratch::mounts::MountTable;
 use kernlens_scratch::owner::{OwnerMarker, SystemProbe};
 use kernlens_scratch::prepare::{PrepareRequest, prepare, release};
@@ -67,6 +68,10 @@ enum Action {
         /// Read this mount table instead of /proc/self/mountinfo (for tests and odd systems).
         #[arg(long, hide = true)]
         mount_table: Option<PathBuf>,
+        /// Read the users' home directories from this file, in /etc/passwd's format, instead
+        /// of /etc/passwd (for tests and odd systems).
+        #[arg(long, hide = true)]
+        passwd: Option<PathBuf>,
     },
     /// Mark a relocated scratch session done, so the next sweep removes it.
     Release {
@@ -129,6 +134,22 @@ fn owner(owner_pid: Option<u32>) -> Result<(OwnerMarker, Vec<String>), Failure> 
             ],
         )),
     }
+}
+
+/// Where scratch workspaces live, with the home directories of `--passwd FILE` when given (it
+/// must be readable: an explicit database that silently reads as empty would lift the guard),
+/// else of `/etc/passwd`.
+fn scratch_env(env: &Env, passwd: Option<PathBuf>) -> Result<ScratchEnv, Failure> {
+    let Some(path) = passwd else {
+        return Ok(env.scratch());
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Failure::new(
+            "scratch create",
+            format!("cannot read --passwd '{}': {e}", path.display()),
+        )
+    })?;
+    Ok(env.scratch().with_home_dirs(passwd_homes(&text)))
 }
 
 fn mount_table(explicit: Option<PathBuf>) -> MountTable {
@@ -305,15 +326,17 @@ pub fn run(args: Args, env: &Env) -> Result<ExitCode, Failure> {
             owner_pid,
             grace_secs,
             mount_table: table,
+            passwd,
         } => {
             let (owner, owner_warnings) = owner(owner_pid)?;
+            let scratch_env = scratch_env(env, passwd)?;
             let mut location = LocationRequest::new(output);
             location.session = session;
             location.attempt = attempt;
             let mut request = PrepareRequest::new(source, location);
             request.branch = branch;
             request.repo_hint = repo;
-            request.env = env.scratch();
+            request.env = scratch_env;
             request.mounts = mount_table(table);
             request = request
                 .with_owner(owner)
