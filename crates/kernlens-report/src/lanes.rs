@@ -13,7 +13,7 @@ use kernlens_trace::{
     Analysis, COMM_PATTERNS, EventObserver, ObservedEvent, StreamId, TimeWindow, TraceId,
 };
 
-use crate::bins::{Cursor, Edges, Merger};
+use crate::bins::{Coverage, Edges, UnionBins};
 
 /// The most bins a lane is drawn with.
 pub const MAX_BINS: usize = 2000;
@@ -96,6 +96,21 @@ struct RawLane {
     pid: StreamId,
     tid: StreamId,
     ivs: Vec<Iv>,
+    /// Whether `ivs` came in order of (start, end), as a stream's events usually do:
+    /// then they need no sort.
+    sorted: bool,
+}
+
+impl RawLane {
+    #[inline]
+    fn push(&mut self, iv: Iv) {
+        if let Some(prev) = self.ivs.last()
+            && (prev.s, prev.e) > (iv.s, iv.e)
+        {
+            self.sorted = false;
+        }
+        self.ivs.push(iv);
+    }
 }
 
 fn owned(id: TraceId<'_>) -> StreamId {
@@ -142,8 +157,13 @@ pub struct LaneRecorder {
     lanes: Vec<RawLane>,
     by_stream: HashMap<(StreamId, StreamId), usize>,
     last: Option<usize>,
+    /// The last lane when its ids are integers, to compare without matching.
+    last_int: Option<(i64, i64, usize)>,
+    /// The recorded extent: the first start and the last end.
+    lo: i64,
+    hi: i64,
     /// Whether each kernel name is communication, decided once per name.
-    comm: HashMap<String, bool>,
+    comm: CommNames,
     runtime_graph: HashSet<i64>,
     driver_graph: HashSet<i64>,
 }
@@ -160,14 +180,29 @@ impl LaneRecorder {
             lanes: Vec::new(),
             by_stream: HashMap::new(),
             last: None,
-            comm: HashMap::new(),
+            last_int: None,
+            lo: i64::MAX,
+            hi: i64::MIN,
+            comm: CommNames::default(),
             runtime_graph: HashSet::new(),
             driver_graph: HashSet::new(),
         }
     }
 
+    #[inline]
     fn lane(&mut self, pid: TraceId<'_>, tid: TraceId<'_>) -> usize {
-        // Events come in long runs from one stream: most need no hash.
+        // Events come in long runs from one stream: most need no hash, and most ids
+        // are integers.
+        if let (TraceId::Int(p), TraceId::Int(t), Some((lp, lt, i))) = (pid, tid, self.last_int)
+            && p == lp
+            && t == lt
+        {
+            return i;
+        }
+        self.lane_of(pid, tid)
+    }
+
+    fn lane_of(&mut self, pid: TraceId<'_>, tid: TraceId<'_>) -> usize {
         if let Some(i) = self.last
             && let Some(l) = self.lanes.get(i)
             && same(&l.pid, pid)
@@ -183,26 +218,96 @@ impl LaneRecorder {
                 pid: key.0,
                 tid: key.1,
                 ivs: Vec::new(),
+                sorted: true,
             });
         }
         self.last = Some(i);
+        self.last_int = match (pid, tid) {
+            (TraceId::Int(p), TraceId::Int(t)) => Some((p, t, i)),
+            _ => None,
+        };
         i
     }
 
     fn is_comm(&mut self, name: &str) -> bool {
-        if let Some(&c) = self.comm.get(name) {
+        if let Some(c) = self.comm.recent(name) {
             return c;
         }
-        let lower = name.to_ascii_lowercase();
-        let c = COMM_PATTERNS.iter().any(|p| lower.contains(p))
-            || self
-                .options
-                .extra_comm_patterns
-                .iter()
-                .any(|p| lower.contains(p.as_str()));
-        self.comm.insert(name.to_owned(), c);
+        let c = match self.comm.all.get(name) {
+            Some(&c) => c,
+            None => {
+                let lower = name.to_ascii_lowercase();
+                let c = COMM_PATTERNS.iter().any(|p| lower.contains(p))
+                    || self
+                        .options
+                        .extra_comm_patterns
+                        .iter()
+                        .any(|p| lower.contains(p.as_str()));
+                self.comm.all.insert(name.into(), c);
+                c
+            }
+        };
+        self.comm.remember(name, c);
         c
     }
+}
+
+/// How many recently seen kernel names [`CommNames`] answers without hashing.
+const RECENT: usize = 64;
+
+/// Whether kernel names are communication. A trace runs few distinct kernels over and
+/// over, and its names are long (templates): hashing each whole name per event cost
+/// more than the rest of the recorder's work. A small table indexed by a few of the
+/// name's bytes (length, middle, end) answers a name seen recently with one
+/// comparison; the map answers the others and keeps every decision.
+#[derive(Debug)]
+struct CommNames {
+    recent: Vec<Option<(Box<str>, bool)>>,
+    all: HashMap<Box<str>, bool>,
+}
+
+impl Default for CommNames {
+    fn default() -> Self {
+        CommNames {
+            recent: vec![None; RECENT],
+            all: HashMap::new(),
+        }
+    }
+}
+
+impl CommNames {
+    /// The table slot of `name`: names that share it only cost a hash.
+    fn slot(name: &str) -> usize {
+        let b = name.as_bytes();
+        let word = |at: usize| {
+            b.get(at..at + 8)
+                .and_then(|w| <[u8; 8]>::try_from(w).ok())
+                .map_or(0, u64::from_le_bytes)
+        };
+        let n = b.len();
+        let mixed = (n as u64) ^ word(n.saturating_sub(8)) ^ word(n / 2).rotate_left(29);
+        (mixed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT.trailing_zeros())) as usize
+    }
+
+    fn recent(&self, name: &str) -> Option<bool> {
+        match self.recent.get(Self::slot(name)) {
+            Some(Some((seen, c))) if **seen == *name => Some(*c),
+            _ => None,
+        }
+    }
+
+    fn remember(&mut self, name: &str, c: bool) {
+        if let Some(slot) = self.recent.get_mut(Self::slot(name)) {
+            *slot = Some((name.into(), c));
+        }
+    }
+}
+
+/// Whether a runtime or driver call's name is a graph launch (`cudaGraphLaunch`,
+/// `cuGraphLaunch`, `hipGraphLaunch`, …): a plain scan, since `str::contains` builds a
+/// searcher per call, which cost more than the short names it searches.
+fn is_graph_launch(name: &str) -> bool {
+    name.as_bytes().windows(11).any(|w| w == b"GraphLaunch")
 }
 
 impl EventObserver for LaneRecorder {
@@ -219,7 +324,7 @@ impl EventObserver for LaneRecorder {
             "gpu_memcpy" | "gpu_memset" => Kind::Memcpy,
             "cuda_runtime" | "cuda_driver" => {
                 if let Some(corr) = ev.correlation
-                    && ev.name.contains("GraphLaunch")
+                    && is_graph_launch(ev.name)
                 {
                     if ev.cat == "cuda_runtime" {
                         self.runtime_graph.insert(corr);
@@ -232,10 +337,13 @@ impl EventObserver for LaneRecorder {
             _ => return,
         };
         let i = self.lane(ev.pid, ev.tid);
+        let (s, e) = (ev.ts_ns, ev.ts_ns.saturating_add(ev.dur_ns.max(0)));
+        self.lo = self.lo.min(s);
+        self.hi = self.hi.max(e);
         if let Some(lane) = self.lanes.get_mut(i) {
-            lane.ivs.push(Iv {
-                s: ev.ts_ns,
-                e: ev.ts_ns.saturating_add(ev.dur_ns.max(0)),
+            lane.push(Iv {
+                s,
+                e,
                 corr_value: ev.correlation.unwrap_or(0),
                 has_corr: ev.correlation.is_some(),
                 kind,
@@ -345,44 +453,13 @@ struct Binned {
     has_graph: bool,
 }
 
-/// One union being binned: the open segment, flushed into its column when it closes.
-struct Column {
-    merger: Merger,
-    cursor: Cursor,
-    bins: Vec<i64>,
-}
-
-impl Column {
-    fn new(n: usize) -> Self {
-        Column {
-            merger: Merger::default(),
-            cursor: Cursor::default(),
-            bins: vec![0; n],
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, edges: &Edges, s: i64, e: i64) {
-        if let Some((a, b)) = self.merger.push(s, e) {
-            edges.add_in_order(&mut self.bins, &mut self.cursor, a, b);
-        }
-    }
-
-    fn finish(mut self, edges: &Edges) -> Vec<i64> {
-        if let Some((a, b)) = std::mem::take(&mut self.merger).finish() {
-            edges.add_in_order(&mut self.bins, &mut self.cursor, a, b);
-        }
-        self.bins
-    }
-}
-
-/// Bins sorted intervals in one pass: one union per category, each into its own column,
-/// and the two unions of the scope (window rule of [`scope_figures`]'s doc).
-fn bin_lane(
-    ivs: &[Iv],
+/// Bins sorted intervals in one pass: one union per category, each into its own column
+/// as it grows, and the two unions of the scope (window rule of [`ScopeFigures`]).
+fn bin_lane<'i>(
+    ivs: impl IntoIterator<Item = &'i Iv>,
     edges: &Edges,
     window: Option<TimeWindow>,
-    is_graph: &dyn Fn(Option<i64>) -> bool,
+    graphs: &Graphs,
 ) -> Binned {
     let n = edges.len();
     let [
@@ -392,56 +469,68 @@ fn bin_lane(
         mut comm,
         mut memcpy,
         mut graph,
-    ] = std::array::from_fn(|_| Column::new(n));
-    // The scope: kept when the start lies in the window, clipped to it (the clipped
-    // starts stay in order, as the trace crate's sweep relies on too).
-    let (mut scope_busy, mut scope_kernel) = (Merger::default(), Merger::default());
-    let (mut busy_ns, mut kernel_union_ns, mut kernel_count) = (0i64, 0i64, 0u64);
-    let add = |total: &mut i64, seg: Option<(i64, i64)>| {
-        if let Some((a, b)) = seg {
-            *total = total.saturating_add(b - a);
-        }
-    };
+    ] = std::array::from_fn(|_| UnionBins::new(edges));
+    // The scope with a window: kept when the start lies in the window, clipped to it
+    // (the clipped starts stay in order, as the trace crate's sweep relies on too).
+    // Without one, the scope is everything: the busy and kernel columns' own totals.
+    let (mut scope_busy, mut scope_kernel) = (Coverage::default(), Coverage::default());
+    let mut kernel_count = 0u64;
     // A replay's kernels share one correlation: look each run up once.
     let mut last: Option<(Option<i64>, bool)> = None;
     for iv in ivs {
-        busy.push(edges, iv.s, iv.e);
-        let is_kernel = iv.kind != Kind::Memcpy;
-        match iv.kind {
-            Kind::Compute => compute.push(edges, iv.s, iv.e),
-            Kind::Comm => comm.push(edges, iv.s, iv.e),
-            Kind::Memcpy => memcpy.push(edges, iv.s, iv.e),
-        }
+        let (s, e) = (iv.s, iv.e);
+        busy.push(edges, s, e);
+        let is_kernel = match iv.kind {
+            Kind::Compute => {
+                compute.push(edges, s, e);
+                true
+            }
+            Kind::Comm => {
+                comm.push(edges, s, e);
+                true
+            }
+            Kind::Memcpy => {
+                memcpy.push(edges, s, e);
+                false
+            }
+        };
         if is_kernel {
-            kernel.push(edges, iv.s, iv.e);
-            let in_graph = match last {
-                Some((c, g)) if c == iv.corr() => g,
-                _ => {
-                    let g = is_graph(iv.corr());
-                    last = Some((iv.corr(), g));
-                    g
+            kernel.push(edges, s, e);
+            if !graphs.is_empty() {
+                let in_graph = match last {
+                    Some((c, g)) if c == iv.corr() => g,
+                    _ => {
+                        let g = graphs.contains(iv.corr());
+                        last = Some((iv.corr(), g));
+                        g
+                    }
+                };
+                if in_graph {
+                    graph.push(edges, s, e);
                 }
-            };
-            if in_graph {
-                graph.push(edges, iv.s, iv.e);
             }
         }
-        if window.is_none_or(|w| w.contains(iv.s)) {
-            let (s, e) = match window {
-                Some(w) => (iv.s.max(w.start_ns()), iv.e.min(w.end_ns())),
-                None => (iv.s, iv.e),
-            };
-            add(&mut busy_ns, scope_busy.push(s, e));
-            if is_kernel {
-                kernel_count += 1;
-                add(&mut kernel_union_ns, scope_kernel.push(s, e));
+        match window {
+            None => kernel_count += u64::from(is_kernel),
+            Some(w) if w.contains(s) => {
+                let (s, e) = (s.max(w.start_ns()), e.min(w.end_ns()));
+                scope_busy.push(s, e);
+                if is_kernel {
+                    kernel_count += 1;
+                    scope_kernel.push(s, e);
+                }
             }
+            Some(_) => {}
         }
     }
-    add(&mut busy_ns, scope_busy.finish());
-    add(&mut kernel_union_ns, scope_kernel.finish());
     let [busy, kernel, compute, comm, memcpy, graph] =
-        [busy, kernel, compute, comm, memcpy, graph].map(|c| c.finish(edges));
+        [busy, kernel, compute, comm, memcpy, graph].map(UnionBins::into_bins);
+    // The span holds every interval, so a union's bins add up to its length.
+    let total = |bins: &[i64]| bins.iter().fold(0i64, |t, &b| t.saturating_add(b));
+    let (busy_ns, kernel_union_ns) = match window {
+        Some(_) => (scope_busy.total(), scope_kernel.total()),
+        None => (total(&busy), total(&kernel)),
+    };
     let has_graph = graph.iter().any(|&g| g > 0);
     let bins = (0..n)
         .map(|i| Bin {
@@ -464,8 +553,30 @@ fn bin_lane(
     }
 }
 
+/// The effective graph launch set (trace.md "Graph launches and coverage").
+struct Graphs(HashSet<i64>);
+
+impl Graphs {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn contains(&self, corr: Option<i64>) -> bool {
+        corr.is_some_and(|c| self.0.contains(&c))
+    }
+}
+
+/// Sorts one stream's intervals by start (then end); they are usually in order already,
+/// which the sort sees in one pass.
 fn sort(ivs: &mut [Iv]) {
     ivs.sort_unstable_by_key(|iv| (iv.s, iv.e));
+}
+
+/// Sorts streams' sorted intervals laid end to end: the stable sort finds the runs and
+/// merges them, where the unstable one would sort the whole again. (The order of equal
+/// intervals changes no union or count.)
+fn sort_runs(ivs: &mut [Iv]) {
+    ivs.sort_by_key(|iv| (iv.s, iv.e));
 }
 
 fn id_text(id: &StreamId) -> String {
@@ -485,6 +596,8 @@ impl LaneRecorder {
             mut lanes,
             runtime_graph,
             driver_graph,
+            mut lo,
+            mut hi,
             ..
         } = self;
         // The effective launch set, as the trace crate chooses it (trace.md "Graph launches and coverage").
@@ -493,17 +606,14 @@ impl LaneRecorder {
         } else {
             runtime_graph
         };
-        let is_graph = |c: Option<i64>| c.is_some_and(|c| graph_set.contains(&c));
+        let graphs = Graphs(graph_set);
         let window = analysis
             .window
             .as_ref()
             .and_then(|w| TimeWindow::new(w.start_ns, w.end_ns).ok());
-        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         for lane in &mut lanes {
-            sort(&mut lane.ivs);
-            for iv in &lane.ivs {
-                lo = lo.min(iv.s);
-                hi = hi.max(iv.e);
+            if !lane.sorted {
+                sort(&mut lane.ivs);
             }
         }
         if lo > hi {
@@ -536,7 +646,7 @@ impl LaneRecorder {
                 _ => groups.push((device, vec![i])),
             }
         }
-        let bin = |ivs: &[Iv]| bin_lane(ivs, &edges, window, &is_graph);
+        let bin = |ivs: &[Iv]| bin_lane(ivs, &edges, window, &graphs);
         let mut streams = Vec::with_capacity(lanes.len());
         let mut devices: Vec<Lane> = Vec::with_capacity(groups.len());
         for (device, members) in &groups {
@@ -565,7 +675,7 @@ impl LaneRecorder {
                         .filter_map(|&i| lanes.get(i))
                         .flat_map(|l| l.ivs.iter().copied())
                         .collect();
-                    sort(&mut ivs);
+                    sort_runs(&mut ivs);
                     let b = bin(&ivs);
                     (b.bins, b.scope, b.has_graph)
                 }
@@ -583,7 +693,7 @@ impl LaneRecorder {
             [only] => (only.bins.clone(), only.scope, only.has_graph),
             _ => {
                 let mut all: Vec<Iv> = lanes.into_iter().flat_map(|l| l.ivs).collect();
-                sort(&mut all);
+                sort_runs(&mut all);
                 let b = bin(&all);
                 (b.bins, b.scope, b.has_graph)
             }
@@ -613,7 +723,7 @@ impl LaneRecorder {
             streams,
             scope_total_ns: analysis.timeline.total_ns,
             window: shaded,
-            graph_launches: graph_set.len(),
+            graph_launches: graphs.0.len(),
         }
     }
 }
