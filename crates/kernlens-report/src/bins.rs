@@ -322,6 +322,33 @@ pub fn union_len(intervals: impl IntoIterator<Item = (i64, i64)>) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Binning each interval's new part as it comes gives the bins of the merged
+        /// union, and measures its length: nested, touching, empty and out-of-span
+        /// intervals included, at any bin count.
+        #[test]
+        fn growing_union_bins_equal_the_merged_unions_bins(
+            mut ivs in proptest::collection::vec((-50i64..1_100, 0i64..400), 0..60),
+            span in (0i64..200, 1i64..1_000),
+            n in 1usize..40,
+        ) {
+            ivs.sort();
+            let ivs: Vec<(i64, i64)> = ivs.into_iter().map(|(s, d)| (s, s + d)).collect();
+            let edges = Edges::new(span.0, span.0 + span.1, n);
+            let mut merged = vec![0; n];
+            bin_union(&edges, &mut merged, ivs.iter().copied());
+            let mut grown = UnionBins::new(&edges);
+            let mut coverage = Coverage::default();
+            for &(s, e) in &ivs {
+                grown.push(&edges, s, e);
+                coverage.push(s, e);
+            }
+            prop_assert_eq!(grown.into_bins(), merged);
+            prop_assert_eq!(coverage.total(), union_len(ivs.iter().copied()));
+        }
+    }
 
     #[test]
     fn edges_tile_the_span_exactly() {
