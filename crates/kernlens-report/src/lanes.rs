@@ -14,6 +14,7 @@ use kernlens_trace::{
 };
 
 use crate::bins::{Coverage, Edges, UnionBins};
+use crate::packed::{Merge, Ordered, Packed};
 
 /// The most bins a lane is drawn with.
 pub const MAX_BINS: usize = 2000;
@@ -65,28 +66,39 @@ impl LaneOptions {
 
 /// What kind of device work an interval is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Compute,
     Comm,
     Memcpy,
 }
 
-/// One GPU event: `[s, e)` in ns. The correlation is a value and a flag, not an
-/// `Option<i64>`, so that an interval is 32 bytes, not 40 (one per GPU event).
+/// One GPU event: `[s, e)` in ns, unpacked (packed.rs keeps them packed during the
+/// read). The correlation is a value and a flag, not an `Option<i64>`, so that an
+/// interval is 32 bytes, not 40.
 #[derive(Debug, Clone, Copy)]
-struct Iv {
-    s: i64,
-    e: i64,
+pub(crate) struct Iv {
+    pub(crate) s: i64,
+    pub(crate) e: i64,
     corr_value: i64,
     has_corr: bool,
-    kind: Kind,
+    pub(crate) kind: Kind,
 }
 
-// The size the docs promise (report.md, the recorder): 32 bytes per GPU event.
 const _: () = assert!(std::mem::size_of::<Iv>() == 32);
 
 impl Iv {
-    fn corr(&self) -> Option<i64> {
+    #[inline(always)]
+    pub(crate) fn new(s: i64, e: i64, corr: Option<i64>, kind: Kind) -> Self {
+        Iv {
+            s,
+            e,
+            corr_value: corr.unwrap_or(0),
+            has_corr: corr.is_some(),
+            kind,
+        }
+    }
+
+    pub(crate) fn corr(&self) -> Option<i64> {
         self.has_corr.then_some(self.corr_value)
     }
 }
@@ -95,22 +107,7 @@ impl Iv {
 struct RawLane {
     pid: StreamId,
     tid: StreamId,
-    ivs: Vec<Iv>,
-    /// Whether `ivs` came in order of (start, end), as a stream's events usually do:
-    /// then they need no sort.
-    sorted: bool,
-}
-
-impl RawLane {
-    #[inline]
-    fn push(&mut self, iv: Iv) {
-        if let Some(prev) = self.ivs.last()
-            && (prev.s, prev.e) > (iv.s, iv.e)
-        {
-            self.sorted = false;
-        }
-        self.ivs.push(iv);
-    }
+    ivs: Packed,
 }
 
 fn owned(id: TraceId<'_>) -> StreamId {
@@ -217,8 +214,7 @@ impl LaneRecorder {
             self.lanes.push(RawLane {
                 pid: key.0,
                 tid: key.1,
-                ivs: Vec::new(),
-                sorted: true,
+                ivs: Packed::default(),
             });
         }
         self.last = Some(i);
@@ -341,13 +337,7 @@ impl EventObserver for LaneRecorder {
         self.lo = self.lo.min(s);
         self.hi = self.hi.max(e);
         if let Some(lane) = self.lanes.get_mut(i) {
-            lane.push(Iv {
-                s,
-                e,
-                corr_value: ev.correlation.unwrap_or(0),
-                has_corr: ev.correlation.is_some(),
-                kind,
-            });
+            lane.ivs.push(Iv::new(s, e, ev.correlation, kind));
         }
     }
 }
@@ -455,8 +445,8 @@ struct Binned {
 
 /// Bins sorted intervals in one pass: one union per category, each into its own column
 /// as it grows, and the two unions of the scope (window rule of [`ScopeFigures`]).
-fn bin_lane<'i>(
-    ivs: impl IntoIterator<Item = &'i Iv>,
+fn bin_lane(
+    ivs: impl IntoIterator<Item = Iv>,
     edges: &Edges,
     window: Option<TimeWindow>,
     graphs: &Graphs,
@@ -566,17 +556,14 @@ impl Graphs {
     }
 }
 
-/// Sorts one stream's intervals by start (then end); they are usually in order already,
-/// which the sort sees in one pass.
-fn sort(ivs: &mut [Iv]) {
-    ivs.sort_unstable_by_key(|iv| (iv.s, iv.e));
-}
-
-/// Sorts streams' sorted intervals laid end to end: the stable sort finds the runs and
-/// merges them, where the unstable one would sort the whole again. (The order of equal
-/// intervals changes no union or count.)
-fn sort_runs(ivs: &mut [Iv]) {
-    ivs.sort_by_key(|iv| (iv.s, iv.e));
+/// A stream's intervals sorted by start (then end), when they did not come in order.
+fn sorted_copy(ivs: &Packed) -> Option<Vec<Iv>> {
+    if ivs.is_sorted() {
+        return None;
+    }
+    let mut all: Vec<Iv> = ivs.iter().collect();
+    all.sort_unstable_by_key(|iv| (iv.s, iv.e));
+    Some(all)
 }
 
 fn id_text(id: &StreamId) -> String {
@@ -593,7 +580,7 @@ impl LaneRecorder {
     pub fn finish(self, analysis: &Analysis) -> Lanes {
         let LaneRecorder {
             options,
-            mut lanes,
+            lanes,
             runtime_graph,
             driver_graph,
             mut lo,
@@ -611,11 +598,13 @@ impl LaneRecorder {
             .window
             .as_ref()
             .and_then(|w| TimeWindow::new(w.start_ns, w.end_ns).ok());
-        for lane in &mut lanes {
-            if !lane.sorted {
-                sort(&mut lane.ivs);
-            }
-        }
+        // Streams recorded out of order, sorted (each stream's own order otherwise).
+        let sorted: Vec<Option<Vec<Iv>>> = lanes.iter().map(|l| sorted_copy(&l.ivs)).collect();
+        let ordered = |i: usize| match (sorted.get(i), lanes.get(i)) {
+            (Some(Some(ivs)), _) => Ordered::Sorted(ivs.iter()),
+            (_, Some(l)) => Ordered::Packed(l.ivs.iter()),
+            _ => Ordered::Sorted([].iter()),
+        };
         if lo > hi {
             (lo, hi) = match window {
                 Some(w) => (w.start_ns(), w.end_ns()),
@@ -646,13 +635,13 @@ impl LaneRecorder {
                 _ => groups.push((device, vec![i])),
             }
         }
-        let bin = |ivs: &[Iv]| bin_lane(ivs, &edges, window, &graphs);
+        let bin = |ivs: Merge<'_>| bin_lane(ivs, &edges, window, &graphs);
         let mut streams = Vec::with_capacity(lanes.len());
         let mut devices: Vec<Lane> = Vec::with_capacity(groups.len());
         for (device, members) in &groups {
             let first = streams.len();
-            for l in members.iter().filter_map(|&i| lanes.get(i)) {
-                let b = bin(&l.ivs);
+            for (&i, l) in members.iter().filter_map(|i| Some((i, lanes.get(*i)?))) {
+                let b = bin_lane(ordered(i), &edges, window, &graphs);
                 let label = match device {
                     Some(d) => format!("GPU {d} · stream {}", id_text(&l.tid)),
                     None => format!("pid {} · stream {}", id_text(&l.pid), id_text(&l.tid)),
@@ -670,13 +659,7 @@ impl LaneRecorder {
             let (bins, scope, has_graph) = match streams.get(first..) {
                 Some([only]) => (only.bins.clone(), only.scope, only.has_graph),
                 _ => {
-                    let mut ivs: Vec<Iv> = members
-                        .iter()
-                        .filter_map(|&i| lanes.get(i))
-                        .flat_map(|l| l.ivs.iter().copied())
-                        .collect();
-                    sort_runs(&mut ivs);
-                    let b = bin(&ivs);
+                    let b = bin(Merge::new(members.iter().map(|&i| ordered(i)).collect()));
                     (b.bins, b.scope, b.has_graph)
                 }
             };
@@ -692,9 +675,7 @@ impl LaneRecorder {
         let (bins, scope, has_graph) = match devices.as_slice() {
             [only] => (only.bins.clone(), only.scope, only.has_graph),
             _ => {
-                let mut all: Vec<Iv> = lanes.into_iter().flat_map(|l| l.ivs).collect();
-                sort_runs(&mut all);
-                let b = bin(&all);
+                let b = bin(Merge::new((0..lanes.len()).map(ordered).collect()));
                 (b.bins, b.scope, b.has_graph)
             }
         };

@@ -507,13 +507,19 @@ proptest::proptest! {
         if in_order {
             events.sort_by_key(|e| (e.2, e.3));
         }
-        let json: Vec<String> = events
+        // Kernels of correlations 0 and 3 (name index mod 7) belong to graph replays.
+        let corr = |e: &Ev| (e.4 % 7) as i64;
+        let mut json: Vec<String> = events
             .iter()
             .map(|&(pid, tid, ts, dur, name, copy)| {
+                let corr = name % 7;
                 let (cat, name) = if copy { ("gpu_memcpy", "Memcpy HtoD".to_owned()) } else { ("kernel", pool_name(name)) };
-                format!(r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":{dur},"args":{{"correlation":1}}}}"#)
+                format!(r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":{dur},"args":{{"correlation":{corr}}}}}"#)
             })
             .collect();
+        for c in [0, 3] {
+            json.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":9,"tid":9,"ts":0,"dur":1,"args":{{"correlation":{c}}}}}"#));
+        }
         let bytes = format!(r#"{{"traceEvents":[{}]}}"#, json.join(",")).into_bytes();
         let (_, lanes) = read(bytes, &Options::default(), bins);
         let lo = events.iter().map(|e| e.2 * 1000).min().unwrap();
@@ -536,11 +542,13 @@ proptest::proptest! {
             let (compute, _) = column(&|e| !e.5 && !comm(e));
             let (comms, _) = column(&|e| comm(e));
             let (copies, _) = column(&|e| e.5);
+            let (graph, _) = column(&|e| !e.5 && matches!(corr(e), 0 | 3));
             let got = |f: fn(&kernlens_report::Bin) -> i64| lane.bins.iter().map(f).collect::<Vec<i64>>();
             prop_assert_eq!(got(|b| b.busy_ns), busy);
             prop_assert_eq!(got(|b| b.compute_ns), compute.clone());
             prop_assert_eq!(got(|b| b.comm_ns), comms.clone());
             prop_assert_eq!(got(|b| b.memcpy_ns), copies);
+            prop_assert_eq!(got(|b| b.graph_ns), graph);
             let overlap: Vec<i64> = (0..edges.len()).map(|i| (compute[i] + comms[i] - kernel[i]).max(0)).collect();
             prop_assert_eq!(got(|b| b.overlap_ns), overlap);
             prop_assert_eq!(lane.scope.busy_ns, busy_ns);
