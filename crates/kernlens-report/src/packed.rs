@@ -1,14 +1,16 @@
 //! A stream's intervals as the recorder keeps them during the read: packed into bytes.
 //!
-//! An interval is a header byte (its kind, and whether its correlation is absent, the
-//! previous one's, or new) and LEB128 varints: the start's change since the previous
-//! interval's (zigzag), the duration, and a new correlation's change (zigzag). A
-//! stream's events mostly come in order, a few µs apart, and a graph replay's kernels
-//! share one correlation, so an event takes about 7 bytes instead of the 32 of an
-//! unpacked interval: on a trace of millions of events the recorder no longer grows
-//! the process by tens of MB, whose page faults were a visible share of the report's
-//! cost over a summary (PERFORMANCE.md, the report page). Every value round-trips
-//! exactly (wrapping differences), whatever the input.
+//! An interval is two header bytes (its kind; whether its correlation is absent, the
+//! previous one's, or new; and the byte lengths of the fields that follow) and the
+//! fields' low bytes: the start's change since the previous interval's (zigzag), the
+//! duration, and a new correlation's change (zigzag). A stream's events mostly come in
+//! order, a few µs apart, and a graph replay's kernels share one correlation, so an
+//! event takes about 7 bytes instead of the 32 of an unpacked interval: on a trace of
+//! millions of events the recorder no longer grows the process by tens of MB, whose
+//! page faults were a visible share of the report's cost over a summary
+//! (PERFORMANCE.md, the report page). A field is written and read as one 8-byte
+//! word (no loop over its bytes). Every value round-trips exactly (wrapping
+//! differences), whatever the input.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -26,9 +28,6 @@ pub(crate) struct Packed {
     unsorted: bool,
 }
 
-/// The longest packed interval: a header and three 10-byte varints.
-const MAX_PACKED: usize = 1 + 3 * 10;
-
 #[inline(always)]
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
@@ -39,33 +38,41 @@ fn unzigzag(u: u64) -> i64 {
     ((u >> 1) as i64) ^ -((u & 1) as i64)
 }
 
+/// How many low bytes hold `v` (0 for 0).
 #[inline(always)]
-fn put(buf: &mut [u8; MAX_PACKED], at: &mut usize, mut v: u64) {
-    while v >= 0x80 {
-        if let Some(b) = buf.get_mut(*at) {
-            *b = (v as u8) | 0x80;
-        }
-        v >>= 7;
-        *at += 1;
-    }
-    if let Some(b) = buf.get_mut(*at) {
-        *b = v as u8;
-    }
-    *at += 1;
+fn byte_len(v: u64) -> u8 {
+    (64 - v.leading_zeros()).div_ceil(8) as u8
 }
 
+/// Appends the low `len` bytes of `v`: one 8-byte write, then the length cut back.
 #[inline(always)]
-fn get(bytes: &[u8], at: &mut usize) -> u64 {
-    let (mut v, mut shift) = (0u64, 0u32);
-    while let Some(&b) = bytes.get(*at) {
-        *at += 1;
-        v |= u64::from(b & 0x7f).wrapping_shl(shift);
-        if b < 0x80 {
-            break;
+fn put(bytes: &mut Vec<u8>, v: u64, len: u8) {
+    let at = bytes.len();
+    bytes.extend_from_slice(&v.to_le_bytes());
+    bytes.truncate(at + usize::from(len));
+}
+
+/// Reads `len` low bytes at `at`, moving past them.
+#[inline(always)]
+fn get(bytes: &[u8], at: &mut usize, len: u8) -> u64 {
+    let len = usize::from(len);
+    let word = match bytes.get(*at..*at + 8) {
+        Some(w) => <[u8; 8]>::try_from(w).map_or(0, u64::from_le_bytes),
+        // The last fields of the buffer: fewer than 8 bytes follow.
+        None => {
+            let mut w = [0u8; 8];
+            let tail = bytes.get(*at..).unwrap_or(&[]);
+            let n = tail.len().min(8);
+            w[..n].copy_from_slice(&tail[..n]);
+            u64::from_le_bytes(w)
         }
-        shift += 7;
+    };
+    *at += len;
+    if len >= 8 {
+        word
+    } else {
+        word & ((1u64 << (8 * len)) - 1)
     }
-    v
 }
 
 const CORR_NONE: u8 = 0;
@@ -80,27 +87,30 @@ impl Packed {
         if (iv.s, iv.e) < (self.prev_s, self.prev_e) && !self.bytes.is_empty() {
             self.unsorted = true;
         }
-        let mut buf = [0u8; MAX_PACKED];
-        let mut at = 1;
-        put(&mut buf, &mut at, zigzag(iv.s.wrapping_sub(self.prev_s)));
-        put(&mut buf, &mut at, iv.e.wrapping_sub(iv.s) as u64);
+        let ds = zigzag(iv.s.wrapping_sub(self.prev_s));
+        let dur = iv.e.wrapping_sub(iv.s) as u64;
         let kind = match iv.kind {
             Kind::Compute => 0,
             Kind::Comm => 1,
             Kind::Memcpy => 2,
         };
-        let corr = match (iv.kind, iv.corr()) {
-            (Kind::Memcpy, _) | (_, None) => CORR_NONE,
-            (_, c) if c == self.prev_corr => CORR_SAME,
+        let (corr, dc) = match (iv.kind, iv.corr()) {
+            (Kind::Memcpy, _) | (_, None) => (CORR_NONE, 0),
+            (_, c) if c == self.prev_corr => (CORR_SAME, 0),
             (_, Some(c)) => {
-                let base = self.prev_corr.unwrap_or(0);
-                put(&mut buf, &mut at, zigzag(c.wrapping_sub(base)));
+                let dc = zigzag(c.wrapping_sub(self.prev_corr.unwrap_or(0)));
                 self.prev_corr = Some(c);
-                CORR_NEW
+                (CORR_NEW, dc)
             }
         };
-        buf[0] = kind | corr;
-        self.bytes.extend_from_slice(buf.get(..at).unwrap_or(&buf));
+        let (ls, ld, lc) = (byte_len(ds), byte_len(dur), byte_len(dc));
+        self.bytes
+            .extend_from_slice(&[kind | corr | (lc << 4), ls | (ld << 4)]);
+        put(&mut self.bytes, ds, ls);
+        put(&mut self.bytes, dur, ld);
+        if corr == CORR_NEW {
+            put(&mut self.bytes, dc, lc);
+        }
         (self.prev_s, self.prev_e) = (iv.s, iv.e);
     }
 
@@ -133,23 +143,23 @@ impl Iterator for Unpack<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Iv> {
-        let &head = self.bytes.get(self.at)?;
-        self.at += 1;
+        let (&h0, &h1) = (self.bytes.get(self.at)?, self.bytes.get(self.at + 1)?);
+        self.at += 2;
         let s = self
             .prev_s
-            .wrapping_add(unzigzag(get(self.bytes, &mut self.at)));
-        let e = s.wrapping_add(get(self.bytes, &mut self.at) as i64);
+            .wrapping_add(unzigzag(get(self.bytes, &mut self.at, h1 & 15)));
+        let e = s.wrapping_add(get(self.bytes, &mut self.at, h1 >> 4) as i64);
         self.prev_s = s;
-        let kind = match head & 3 {
+        let kind = match h0 & 3 {
             0 => Kind::Compute,
             1 => Kind::Comm,
             _ => Kind::Memcpy,
         };
-        let corr = match head & (3 << 2) {
+        let corr = match h0 & (3 << 2) {
             CORR_SAME => self.prev_corr,
             CORR_NEW => {
                 let base = self.prev_corr.unwrap_or(0);
-                let c = base.wrapping_add(unzigzag(get(self.bytes, &mut self.at)));
+                let c = base.wrapping_add(unzigzag(get(self.bytes, &mut self.at, h0 >> 4)));
                 self.prev_corr = Some(c);
                 Some(c)
             }
@@ -264,8 +274,9 @@ mod tests {
         let corrs: Vec<Option<i64>> = p.iter().map(|iv| iv.corr()).collect();
         assert_eq!(corrs, [Some(7), None, Some(7)]);
         assert!(p.is_sorted());
-        // Header, start, duration and a new correlation; a copy; a repeated correlation.
-        assert_eq!(p.bytes.len(), 4 + 3 + 3);
+        // Headers, start (0), duration and a new correlation; a copy's headers, start and
+        // duration; a repeated correlation.
+        assert_eq!(p.bytes.len(), (2 + 1 + 1) + (2 + 1 + 1) + (2 + 1 + 1));
     }
 
     #[test]
