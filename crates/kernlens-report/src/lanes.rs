@@ -8,6 +8,9 @@
 //! scope, by the trace crate's rules (trace.md "Timeline"): an event counts when its start lies
 //! in the window, clipped to it.
 
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use kernlens_trace::{
     Analysis, COMM_PATTERNS, EventObserver, ObservedEvent, StreamId, TimeWindow, TraceId,
@@ -163,6 +166,8 @@ pub struct LaneRecorder {
     comm: CommNames,
     runtime_graph: HashSet<i64>,
     driver_graph: HashSet<i64>,
+    /// The binning started when the read was done.
+    background: Option<Background>,
 }
 
 impl LaneRecorder {
@@ -183,6 +188,7 @@ impl LaneRecorder {
             comm: CommNames::default(),
             runtime_graph: HashSet::new(),
             driver_graph: HashSet::new(),
+            background: None,
         }
     }
 
@@ -307,7 +313,34 @@ fn is_graph_launch(name: &str) -> bool {
 }
 
 impl EventObserver for LaneRecorder {
+    /// Starts binning what was recorded on a thread of its own, while the trace crate
+    /// builds the analysis on this one; [`LaneRecorder::finish`] takes the result.
+    /// Events observed after this are not recorded.
+    fn read_done(&mut self) {
+        if self.background.is_some() {
+            return;
+        }
+        let recorded = Arc::new(self.take_recorded());
+        if recorded.lo > recorded.hi {
+            // Nothing recorded: the span is the window's, known only to `finish`.
+            self.background = Some(Background {
+                recorded,
+                drawing: None,
+            });
+            return;
+        }
+        let mine = Arc::clone(&recorded);
+        let drawing = std::thread::Builder::new()
+            .name("kernlens-lanes".to_owned())
+            .spawn(move || draw(&mine, None))
+            .ok();
+        self.background = Some(Background { recorded, drawing });
+    }
+
     fn observe(&mut self, ev: &ObservedEvent<'_>) {
+        if self.background.is_some() {
+            return;
+        }
         let kind = match ev.cat {
             "kernel" => {
                 if self.is_comm(ev.name) {
@@ -544,6 +577,7 @@ fn bin_lane(
 }
 
 /// The effective graph launch set (trace.md "Graph launches and coverage").
+#[derive(Debug)]
 struct Graphs(HashSet<i64>);
 
 impl Graphs {
@@ -574,119 +608,82 @@ fn id_text(id: &StreamId) -> String {
     }
 }
 
+/// What the read recorded, owned, for the binning (on a thread of its own once the read
+/// is done, or in [`LaneRecorder::finish`]).
+#[derive(Debug)]
+struct Recorded {
+    lanes: Vec<RawLane>,
+    lo: i64,
+    hi: i64,
+    graphs: Graphs,
+    /// The bins asked for.
+    bins: usize,
+}
+
+/// Every lane binned, before the page's window label and totals are added.
+#[derive(Debug)]
+struct Drawn {
+    edges: Edges,
+    pooled: Lane,
+    devices: Vec<Lane>,
+    streams: Vec<Lane>,
+}
+
+/// The binning started when the read was done, and what it bins.
+#[derive(Debug)]
+struct Background {
+    recorded: Arc<Recorded>,
+    /// None when no thread could be started: [`LaneRecorder::finish`] bins then.
+    drawing: Option<JoinHandle<Drawn>>,
+}
+
 impl LaneRecorder {
-    /// Bins what was recorded, with the scope (window, total) of `analysis`, which must
-    /// come from the same read.
-    pub fn finish(self, analysis: &Analysis) -> Lanes {
-        let LaneRecorder {
-            options,
-            lanes,
-            runtime_graph,
-            driver_graph,
-            mut lo,
-            mut hi,
-            ..
-        } = self;
+    /// Takes what was recorded out of the recorder.
+    fn take_recorded(&mut self) -> Recorded {
         // The effective launch set, as the trace crate chooses it (trace.md "Graph launches and coverage").
-        let graph_set = if runtime_graph.is_empty() {
-            driver_graph
+        let graph_set = if self.runtime_graph.is_empty() {
+            std::mem::take(&mut self.driver_graph)
         } else {
-            runtime_graph
+            std::mem::take(&mut self.runtime_graph)
         };
-        let graphs = Graphs(graph_set);
+        Recorded {
+            lanes: std::mem::take(&mut self.lanes),
+            lo: self.lo,
+            hi: self.hi,
+            graphs: Graphs(graph_set),
+            bins: self.options.bins,
+        }
+    }
+
+    /// Bins what was recorded, with the scope (window, total) of `analysis`, which must
+    /// come from the same read. When the read told the recorder it was done
+    /// ([`EventObserver::read_done`]), the lanes were binned meanwhile (whole-trace
+    /// scope), and a windowed analysis has them binned again for its scope here.
+    pub fn finish(mut self, analysis: &Analysis) -> Lanes {
         let window = analysis
             .window
             .as_ref()
             .and_then(|w| TimeWindow::new(w.start_ns, w.end_ns).ok());
-        // Streams recorded out of order, sorted (each stream's own order otherwise).
-        let sorted: Vec<Option<Vec<Iv>>> = lanes.iter().map(|l| sorted_copy(&l.ivs)).collect();
-        let ordered = |i: usize| match (sorted.get(i), lanes.get(i)) {
-            (Some(Some(ivs)), _) => Ordered::Sorted(ivs.iter()),
-            (_, Some(l)) => Ordered::Packed(l.ivs.iter()),
-            _ => Ordered::Sorted([].iter()),
-        };
-        if lo > hi {
-            (lo, hi) = match window {
-                Some(w) => (w.start_ns(), w.end_ns()),
-                None => (0, 0),
-            };
-        }
-        // Drawn lanes: one per stream and the pooled one.
-        let cells_per_lane = (MAX_CELLS / (lanes.len() + 1)).max(MIN_BINS);
-        let bins = options.bins.clamp(1, MAX_BINS).min(cells_per_lane);
-        let edges = Edges::new(lo, hi, bins);
-        let device_of = |l: &RawLane| match l.pid {
-            StreamId::Int(d) => Some(d),
-            _ => None,
-        };
-        // Ascending devices, non-integer last; streams in order of first sight within one.
-        let mut order: Vec<usize> = (0..lanes.len()).collect();
-        order.sort_by_key(|&i| {
-            let d = lanes.get(i).and_then(device_of);
-            (d.is_none(), d, i)
-        });
-        // Streams grouped by device, in that order.
-        let mut groups: Vec<(Option<i64>, Vec<usize>)> = Vec::new();
-        for &i in &order {
-            let Some(l) = lanes.get(i) else { continue };
-            let device = device_of(l);
-            match groups.last_mut() {
-                Some((d, members)) if *d == device => members.push(i),
-                _ => groups.push((device, vec![i])),
-            }
-        }
-        let bin = |ivs: Merge<'_>| bin_lane(ivs, &edges, window, &graphs);
-        let mut streams = Vec::with_capacity(lanes.len());
-        let mut devices: Vec<Lane> = Vec::with_capacity(groups.len());
-        for (device, members) in &groups {
-            let first = streams.len();
-            for (&i, l) in members.iter().filter_map(|i| Some((i, lanes.get(*i)?))) {
-                let b = bin_lane(ordered(i), &edges, window, &graphs);
-                let label = match device {
-                    Some(d) => format!("GPU {d} · stream {}", id_text(&l.tid)),
-                    None => format!("pid {} · stream {}", id_text(&l.pid), id_text(&l.tid)),
+        let (drawn, graph_launches) = match self.background.take() {
+            Some(Background { recorded, drawing }) => {
+                let drawn = match drawing.map(JoinHandle::join) {
+                    Some(Ok(drawn)) if window.is_none() => drawn,
+                    Some(Err(panic)) => std::panic::resume_unwind(panic),
+                    _ => draw(&recorded, window),
                 };
-                streams.push(Lane {
-                    label,
-                    device: *device,
-                    stream: Some((l.pid.clone(), l.tid.clone())),
-                    bins: b.bins,
-                    scope: b.scope,
-                    has_graph: b.has_graph,
-                });
+                (drawn, recorded.graphs.0.len())
             }
-            // A device of one stream is that stream: its bins are not computed twice.
-            let (bins, scope, has_graph) = match streams.get(first..) {
-                Some([only]) => (only.bins.clone(), only.scope, only.has_graph),
-                _ => {
-                    let b = bin(Merge::new(members.iter().map(|&i| ordered(i)).collect()));
-                    (b.bins, b.scope, b.has_graph)
-                }
-            };
-            devices.push(Lane {
-                label: device.map_or_else(|| "other pid".to_owned(), |d| format!("GPU {d}")),
-                device: *device,
-                stream: None,
-                bins,
-                scope,
-                has_graph,
-            });
-        }
-        let (bins, scope, has_graph) = match devices.as_slice() {
-            [only] => (only.bins.clone(), only.scope, only.has_graph),
-            _ => {
-                let b = bin(Merge::new((0..lanes.len()).map(ordered).collect()));
-                (b.bins, b.scope, b.has_graph)
+            None => {
+                let recorded = self.take_recorded();
+                (draw(&recorded, window), recorded.graphs.0.len())
             }
         };
-        let pooled = Lane {
-            label: "all GPUs".to_owned(),
-            device: None,
-            stream: None,
-            bins,
-            scope,
-            has_graph,
-        };
+        let Drawn {
+            edges,
+            pooled,
+            devices,
+            streams,
+        } = drawn;
         let shaded = analysis.window.as_ref().map(|w| ShadedWindow {
             start_ns: w.start_ns,
             end_ns: w.end_ns,
@@ -704,7 +701,115 @@ impl LaneRecorder {
             streams,
             scope_total_ns: analysis.timeline.total_ns,
             window: shaded,
-            graph_launches: graphs.0.len(),
+            graph_launches,
         }
+    }
+}
+
+/// Bins every lane of `rec` over its extent (the window's when nothing was recorded),
+/// with the scope figures of `window`.
+fn draw(rec: &Recorded, window: Option<TimeWindow>) -> Drawn {
+    let Recorded {
+        lanes,
+        lo,
+        hi,
+        graphs,
+        bins: asked,
+    } = rec;
+    let (mut lo, mut hi) = (*lo, *hi);
+    // Streams recorded out of order, sorted (each stream's own order otherwise).
+    let sorted: Vec<Option<Vec<Iv>>> = lanes.iter().map(|l| sorted_copy(&l.ivs)).collect();
+    let ordered = |i: usize| match (sorted.get(i), lanes.get(i)) {
+        (Some(Some(ivs)), _) => Ordered::Sorted(ivs.iter()),
+        (_, Some(l)) => Ordered::Packed(l.ivs.iter()),
+        _ => Ordered::Sorted([].iter()),
+    };
+    if lo > hi {
+        (lo, hi) = match window {
+            Some(w) => (w.start_ns(), w.end_ns()),
+            None => (0, 0),
+        };
+    }
+    // Drawn lanes: one per stream and the pooled one.
+    let cells_per_lane = (MAX_CELLS / (lanes.len() + 1)).max(MIN_BINS);
+    let bins = (*asked).clamp(1, MAX_BINS).min(cells_per_lane);
+    let edges = Edges::new(lo, hi, bins);
+    let device_of = |l: &RawLane| match l.pid {
+        StreamId::Int(d) => Some(d),
+        _ => None,
+    };
+    // Ascending devices, non-integer last; streams in order of first sight within one.
+    let mut order: Vec<usize> = (0..lanes.len()).collect();
+    order.sort_by_key(|&i| {
+        let d = lanes.get(i).and_then(device_of);
+        (d.is_none(), d, i)
+    });
+    // Streams grouped by device, in that order.
+    let mut groups: Vec<(Option<i64>, Vec<usize>)> = Vec::new();
+    for &i in &order {
+        let Some(l) = lanes.get(i) else { continue };
+        let device = device_of(l);
+        match groups.last_mut() {
+            Some((d, members)) if *d == device => members.push(i),
+            _ => groups.push((device, vec![i])),
+        }
+    }
+    let bin = |ivs: Merge<'_>| bin_lane(ivs, &edges, window, graphs);
+    let mut streams = Vec::with_capacity(lanes.len());
+    let mut devices: Vec<Lane> = Vec::with_capacity(groups.len());
+    for (device, members) in &groups {
+        let first = streams.len();
+        for (&i, l) in members.iter().filter_map(|i| Some((i, lanes.get(*i)?))) {
+            let b = bin_lane(ordered(i), &edges, window, graphs);
+            let label = match device {
+                Some(d) => format!("GPU {d} · stream {}", id_text(&l.tid)),
+                None => format!("pid {} · stream {}", id_text(&l.pid), id_text(&l.tid)),
+            };
+            streams.push(Lane {
+                label,
+                device: *device,
+                stream: Some((l.pid.clone(), l.tid.clone())),
+                bins: b.bins,
+                scope: b.scope,
+                has_graph: b.has_graph,
+            });
+        }
+        // A device of one stream is that stream: its bins are not computed twice.
+        let (bins, scope, has_graph) = match streams.get(first..) {
+            Some([only]) => (only.bins.clone(), only.scope, only.has_graph),
+            _ => {
+                let b = bin(Merge::new(members.iter().map(|&i| ordered(i)).collect()));
+                (b.bins, b.scope, b.has_graph)
+            }
+        };
+        devices.push(Lane {
+            label: device.map_or_else(|| "other pid".to_owned(), |d| format!("GPU {d}")),
+            device: *device,
+            stream: None,
+            bins,
+            scope,
+            has_graph,
+        });
+    }
+    let (bins, scope, has_graph) = match devices.as_slice() {
+        [only] => (only.bins.clone(), only.scope, only.has_graph),
+        _ => {
+            let b = bin(Merge::new((0..lanes.len()).map(ordered).collect()));
+            (b.bins, b.scope, b.has_graph)
+        }
+    };
+    let pooled = Lane {
+        label: "all GPUs".to_owned(),
+        device: None,
+        stream: None,
+        bins,
+        scope,
+        has_graph,
+    };
+    Drawn {
+        edges,
+        pooled,
+        devices,
+        streams,
     }
 }

@@ -569,3 +569,34 @@ proptest::proptest! {
         }
     }
 }
+
+/// Forwards events but not the end of the read, as an observer written before
+/// `read_done` existed would.
+struct EventsOnly<'a>(&'a mut kernlens_report::LaneRecorder);
+
+impl kernlens_trace::EventObserver for EventsOnly<'_> {
+    fn observe(&mut self, event: &kernlens_trace::ObservedEvent<'_>) {
+        self.0.observe(event);
+    }
+}
+
+#[test]
+fn lanes_are_the_same_whether_binned_beside_the_analysis_or_after_it() {
+    use kernlens_report::LaneRecorder;
+    let mut windowed = Options::default();
+    windowed.window = WindowMode::Explicit(TimeWindow::new(40_000, 160_000).unwrap());
+    for opts in [Options::default(), windowed] {
+        let source = TraceSource::from_bytes("t.json", three_streams());
+        // Told the read is done: binned on a thread while the analysis is built.
+        let mut beside = LaneRecorder::new(LaneOptions::default().with_bins(50));
+        let a = kernlens_trace::analyze_observed(&source, &opts, &mut beside).unwrap();
+        // Never told: binned in `finish`.
+        let mut after = LaneRecorder::new(LaneOptions::default().with_bins(50));
+        let b =
+            kernlens_trace::analyze_observed(&source, &opts, &mut EventsOnly(&mut after)).unwrap();
+        let (beside, after) = (beside.finish(&a), after.finish(&b));
+        assert_eq!(beside, after);
+        assert_eq!(beside.streams.len(), 3);
+        assert!(beside.pooled.scope.busy_ns > 0);
+    }
+}
