@@ -213,6 +213,11 @@ impl EventObserver for Tee<'_, '_> {
         self.0.observe(event);
         self.1.observe(event);
     }
+
+    fn read_done(&mut self) {
+        self.0.read_done();
+        self.1.read_done();
+    }
 }
 
 /// Where sources are searched, or why they are not.

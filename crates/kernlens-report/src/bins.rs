@@ -144,6 +144,111 @@ impl Edges {
     }
 }
 
+/// The union of intervals fed in order of start, measured as it grows: each interval
+/// adds only its part past the union so far. Those parts are disjoint and tile the
+/// union, so nothing waits for a segment to close and the total is the union's length.
+#[derive(Debug, Clone, Copy)]
+pub struct Coverage {
+    /// The end of the union so far (every later start is at or after every earlier one,
+    /// so nothing before it can still be added).
+    covered: i64,
+    total: i64,
+}
+
+impl Default for Coverage {
+    fn default() -> Self {
+        Coverage {
+            covered: i64::MIN,
+            total: 0,
+        }
+    }
+}
+
+impl Coverage {
+    /// Adds `[s, e)` (starts never decrease); returns the part `[from, e)` it adds to
+    /// the union, if any. Empty intervals add nothing, touching ones join.
+    #[inline(always)]
+    pub fn push(&mut self, s: i64, e: i64) -> Option<(i64, i64)> {
+        if e <= self.covered || e <= s {
+            return None;
+        }
+        let from = s.max(self.covered);
+        self.covered = e;
+        self.total = self.total.saturating_add(e.saturating_sub(from));
+        Some((from, e))
+    }
+
+    /// The union's length so far, unclipped (saturating).
+    pub fn total(&self) -> i64 {
+        self.total
+    }
+}
+
+/// A union of intervals fed in order of start, binned as it grows: each interval adds
+/// only its part past the union so far (as [`Coverage`]), in order, with a cursor. The
+/// bins are [`bin_union`]'s; the usual interval, inside the bin the last one ended in,
+/// costs one addition.
+#[derive(Debug, Clone)]
+pub struct UnionBins {
+    /// The end of the union so far, never before the span's start (a part before it
+    /// is outside every bin).
+    covered: i64,
+    /// The bin the last part ended in, and that bin's end.
+    bin: usize,
+    bin_end: i64,
+    bins: Vec<i64>,
+}
+
+impl UnionBins {
+    /// Empty bins over `edges`.
+    pub fn new(edges: &Edges) -> Self {
+        UnionBins {
+            covered: edges.start,
+            bin: 0,
+            bin_end: edges.edge(1),
+            bins: vec![0; edges.len()],
+        }
+    }
+
+    /// Adds `[s, e)` (starts never decrease, `edges` those of [`UnionBins::new`]).
+    #[inline(always)]
+    pub fn push(&mut self, edges: &Edges, s: i64, e: i64) {
+        let from = s.max(self.covered);
+        // Already covered, or empty.
+        if e <= from {
+            return;
+        }
+        self.covered = e;
+        // `from` is at or past the end of the last part, which lies after the start of
+        // the cursor's bin: a part ending by that bin's end lies in it.
+        if e <= self.bin_end
+            && let Some(b) = self.bins.get_mut(self.bin)
+        {
+            *b += e - from;
+            return;
+        }
+        self.add_across(edges, from, e);
+    }
+
+    #[cold]
+    fn add_across(&mut self, edges: &Edges, from: i64, e: i64) {
+        let mut cursor = Cursor {
+            bin: self.bin,
+            end: Some(self.bin_end),
+        };
+        edges.add_in_order(&mut self.bins, &mut cursor, from, e);
+        self.bin = cursor.bin;
+        if let Some(end) = cursor.end {
+            self.bin_end = end;
+        }
+    }
+
+    /// The bins.
+    pub fn into_bins(self) -> Vec<i64> {
+        self.bins
+    }
+}
+
 /// The union of intervals fed in order of start, emitted as disjoint segments.
 #[derive(Debug, Default)]
 pub struct Merger {
@@ -217,6 +322,33 @@ pub fn union_len(intervals: impl IntoIterator<Item = (i64, i64)>) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Binning each interval's new part as it comes gives the bins of the merged
+        /// union, and measures its length: nested, touching, empty and out-of-span
+        /// intervals included, at any bin count.
+        #[test]
+        fn growing_union_bins_equal_the_merged_unions_bins(
+            mut ivs in proptest::collection::vec((-50i64..1_100, 0i64..400), 0..60),
+            span in (0i64..200, 1i64..1_000),
+            n in 1usize..40,
+        ) {
+            ivs.sort();
+            let ivs: Vec<(i64, i64)> = ivs.into_iter().map(|(s, d)| (s, s + d)).collect();
+            let edges = Edges::new(span.0, span.0 + span.1, n);
+            let mut merged = vec![0; n];
+            bin_union(&edges, &mut merged, ivs.iter().copied());
+            let mut grown = UnionBins::new(&edges);
+            let mut coverage = Coverage::default();
+            for &(s, e) in &ivs {
+                grown.push(&edges, s, e);
+                coverage.push(s, e);
+            }
+            prop_assert_eq!(grown.into_bins(), merged);
+            prop_assert_eq!(coverage.total(), union_len(ivs.iter().copied()));
+        }
+    }
 
     #[test]
     fn edges_tile_the_span_exactly() {

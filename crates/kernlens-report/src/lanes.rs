@@ -8,12 +8,16 @@
 //! scope, by the trace crate's rules (trace.md "Timeline"): an event counts when its start lies
 //! in the window, clipped to it.
 
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use kernlens_trace::{
     Analysis, COMM_PATTERNS, EventObserver, ObservedEvent, StreamId, TimeWindow, TraceId,
 };
 
-use crate::bins::{Cursor, Edges, Merger};
+use crate::bins::{Coverage, Edges, UnionBins};
+use crate::packed::{Merge, Ordered, Packed};
 
 /// The most bins a lane is drawn with.
 pub const MAX_BINS: usize = 2000;
@@ -65,28 +69,39 @@ impl LaneOptions {
 
 /// What kind of device work an interval is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Compute,
     Comm,
     Memcpy,
 }
 
-/// One GPU event: `[s, e)` in ns. The correlation is a value and a flag, not an
-/// `Option<i64>`, so that an interval is 32 bytes, not 40 (one per GPU event).
+/// One GPU event: `[s, e)` in ns, unpacked (packed.rs keeps them packed during the
+/// read). The correlation is a value and a flag, not an `Option<i64>`, so that an
+/// interval is 32 bytes, not 40.
 #[derive(Debug, Clone, Copy)]
-struct Iv {
-    s: i64,
-    e: i64,
+pub(crate) struct Iv {
+    pub(crate) s: i64,
+    pub(crate) e: i64,
     corr_value: i64,
     has_corr: bool,
-    kind: Kind,
+    pub(crate) kind: Kind,
 }
 
-// The size the docs promise (report.md, the recorder): 32 bytes per GPU event.
 const _: () = assert!(std::mem::size_of::<Iv>() == 32);
 
 impl Iv {
-    fn corr(&self) -> Option<i64> {
+    #[inline(always)]
+    pub(crate) fn new(s: i64, e: i64, corr: Option<i64>, kind: Kind) -> Self {
+        Iv {
+            s,
+            e,
+            corr_value: corr.unwrap_or(0),
+            has_corr: corr.is_some(),
+            kind,
+        }
+    }
+
+    pub(crate) fn corr(&self) -> Option<i64> {
         self.has_corr.then_some(self.corr_value)
     }
 }
@@ -95,7 +110,7 @@ impl Iv {
 struct RawLane {
     pid: StreamId,
     tid: StreamId,
-    ivs: Vec<Iv>,
+    ivs: Packed,
 }
 
 fn owned(id: TraceId<'_>) -> StreamId {
@@ -142,10 +157,17 @@ pub struct LaneRecorder {
     lanes: Vec<RawLane>,
     by_stream: HashMap<(StreamId, StreamId), usize>,
     last: Option<usize>,
+    /// The last lane when its ids are integers, to compare without matching.
+    last_int: Option<(i64, i64, usize)>,
+    /// The recorded extent: the first start and the last end.
+    lo: i64,
+    hi: i64,
     /// Whether each kernel name is communication, decided once per name.
-    comm: HashMap<String, bool>,
+    comm: CommNames,
     runtime_graph: HashSet<i64>,
     driver_graph: HashSet<i64>,
+    /// The binning started when the read was done.
+    background: Option<Background>,
 }
 
 impl LaneRecorder {
@@ -160,14 +182,30 @@ impl LaneRecorder {
             lanes: Vec::new(),
             by_stream: HashMap::new(),
             last: None,
-            comm: HashMap::new(),
+            last_int: None,
+            lo: i64::MAX,
+            hi: i64::MIN,
+            comm: CommNames::default(),
             runtime_graph: HashSet::new(),
             driver_graph: HashSet::new(),
+            background: None,
         }
     }
 
+    #[inline]
     fn lane(&mut self, pid: TraceId<'_>, tid: TraceId<'_>) -> usize {
-        // Events come in long runs from one stream: most need no hash.
+        // Events come in long runs from one stream: most need no hash, and most ids
+        // are integers.
+        if let (TraceId::Int(p), TraceId::Int(t), Some((lp, lt, i))) = (pid, tid, self.last_int)
+            && p == lp
+            && t == lt
+        {
+            return i;
+        }
+        self.lane_of(pid, tid)
+    }
+
+    fn lane_of(&mut self, pid: TraceId<'_>, tid: TraceId<'_>) -> usize {
         if let Some(i) = self.last
             && let Some(l) = self.lanes.get(i)
             && same(&l.pid, pid)
@@ -182,31 +220,127 @@ impl LaneRecorder {
             self.lanes.push(RawLane {
                 pid: key.0,
                 tid: key.1,
-                ivs: Vec::new(),
+                ivs: Packed::default(),
             });
         }
         self.last = Some(i);
+        self.last_int = match (pid, tid) {
+            (TraceId::Int(p), TraceId::Int(t)) => Some((p, t, i)),
+            _ => None,
+        };
         i
     }
 
     fn is_comm(&mut self, name: &str) -> bool {
-        if let Some(&c) = self.comm.get(name) {
+        if let Some(c) = self.comm.recent(name) {
             return c;
         }
-        let lower = name.to_ascii_lowercase();
-        let c = COMM_PATTERNS.iter().any(|p| lower.contains(p))
-            || self
-                .options
-                .extra_comm_patterns
-                .iter()
-                .any(|p| lower.contains(p.as_str()));
-        self.comm.insert(name.to_owned(), c);
+        let c = match self.comm.all.get(name) {
+            Some(&c) => c,
+            None => {
+                let lower = name.to_ascii_lowercase();
+                let c = COMM_PATTERNS.iter().any(|p| lower.contains(p))
+                    || self
+                        .options
+                        .extra_comm_patterns
+                        .iter()
+                        .any(|p| lower.contains(p.as_str()));
+                self.comm.all.insert(name.into(), c);
+                c
+            }
+        };
+        self.comm.remember(name, c);
         c
     }
 }
 
+/// How many recently seen kernel names [`CommNames`] answers without hashing.
+const RECENT: usize = 64;
+
+/// Whether kernel names are communication. A trace runs few distinct kernels over and
+/// over, and its names are long (templates): hashing each whole name per event cost
+/// more than the rest of the recorder's work. A small table indexed by a few of the
+/// name's bytes (length, middle, end) answers a name seen recently with one
+/// comparison; the map answers the others and keeps every decision.
+#[derive(Debug)]
+struct CommNames {
+    recent: Vec<Option<(Box<str>, bool)>>,
+    all: HashMap<Box<str>, bool>,
+}
+
+impl Default for CommNames {
+    fn default() -> Self {
+        CommNames {
+            recent: vec![None; RECENT],
+            all: HashMap::new(),
+        }
+    }
+}
+
+impl CommNames {
+    /// The table slot of `name`: names that share it only cost a hash.
+    fn slot(name: &str) -> usize {
+        let b = name.as_bytes();
+        let word = |at: usize| {
+            b.get(at..at + 8)
+                .and_then(|w| <[u8; 8]>::try_from(w).ok())
+                .map_or(0, u64::from_le_bytes)
+        };
+        let n = b.len();
+        let mixed = (n as u64) ^ word(n.saturating_sub(8)) ^ word(n / 2).rotate_left(29);
+        (mixed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT.trailing_zeros())) as usize
+    }
+
+    fn recent(&self, name: &str) -> Option<bool> {
+        match self.recent.get(Self::slot(name)) {
+            Some(Some((seen, c))) if **seen == *name => Some(*c),
+            _ => None,
+        }
+    }
+
+    fn remember(&mut self, name: &str, c: bool) {
+        if let Some(slot) = self.recent.get_mut(Self::slot(name)) {
+            *slot = Some((name.into(), c));
+        }
+    }
+}
+
+/// Whether a runtime or driver call's name is a graph launch (`cudaGraphLaunch`,
+/// `cuGraphLaunch`, `hipGraphLaunch`, …): a plain scan, since `str::contains` builds a
+/// searcher per call, which cost more than the short names it searches.
+fn is_graph_launch(name: &str) -> bool {
+    name.as_bytes().windows(11).any(|w| w == b"GraphLaunch")
+}
+
 impl EventObserver for LaneRecorder {
+    /// Starts binning what was recorded on a thread of its own, while the trace crate
+    /// builds the analysis on this one; [`LaneRecorder::finish`] takes the result.
+    /// Events observed after this are not recorded.
+    fn read_done(&mut self) {
+        if self.background.is_some() {
+            return;
+        }
+        let recorded = Arc::new(self.take_recorded());
+        if recorded.lo > recorded.hi {
+            // Nothing recorded: the span is the window's, known only to `finish`.
+            self.background = Some(Background {
+                recorded,
+                drawing: None,
+            });
+            return;
+        }
+        let mine = Arc::clone(&recorded);
+        let drawing = std::thread::Builder::new()
+            .name("kernlens-lanes".to_owned())
+            .spawn(move || draw(&mine, None))
+            .ok();
+        self.background = Some(Background { recorded, drawing });
+    }
+
     fn observe(&mut self, ev: &ObservedEvent<'_>) {
+        if self.background.is_some() {
+            return;
+        }
         let kind = match ev.cat {
             "kernel" => {
                 if self.is_comm(ev.name) {
@@ -219,7 +353,7 @@ impl EventObserver for LaneRecorder {
             "gpu_memcpy" | "gpu_memset" => Kind::Memcpy,
             "cuda_runtime" | "cuda_driver" => {
                 if let Some(corr) = ev.correlation
-                    && ev.name.contains("GraphLaunch")
+                    && is_graph_launch(ev.name)
                 {
                     if ev.cat == "cuda_runtime" {
                         self.runtime_graph.insert(corr);
@@ -232,14 +366,11 @@ impl EventObserver for LaneRecorder {
             _ => return,
         };
         let i = self.lane(ev.pid, ev.tid);
+        let (s, e) = (ev.ts_ns, ev.ts_ns.saturating_add(ev.dur_ns.max(0)));
+        self.lo = self.lo.min(s);
+        self.hi = self.hi.max(e);
         if let Some(lane) = self.lanes.get_mut(i) {
-            lane.ivs.push(Iv {
-                s: ev.ts_ns,
-                e: ev.ts_ns.saturating_add(ev.dur_ns.max(0)),
-                corr_value: ev.correlation.unwrap_or(0),
-                has_corr: ev.correlation.is_some(),
-                kind,
-            });
+            lane.ivs.push(Iv::new(s, e, ev.correlation, kind));
         }
     }
 }
@@ -345,44 +476,13 @@ struct Binned {
     has_graph: bool,
 }
 
-/// One union being binned: the open segment, flushed into its column when it closes.
-struct Column {
-    merger: Merger,
-    cursor: Cursor,
-    bins: Vec<i64>,
-}
-
-impl Column {
-    fn new(n: usize) -> Self {
-        Column {
-            merger: Merger::default(),
-            cursor: Cursor::default(),
-            bins: vec![0; n],
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, edges: &Edges, s: i64, e: i64) {
-        if let Some((a, b)) = self.merger.push(s, e) {
-            edges.add_in_order(&mut self.bins, &mut self.cursor, a, b);
-        }
-    }
-
-    fn finish(mut self, edges: &Edges) -> Vec<i64> {
-        if let Some((a, b)) = std::mem::take(&mut self.merger).finish() {
-            edges.add_in_order(&mut self.bins, &mut self.cursor, a, b);
-        }
-        self.bins
-    }
-}
-
-/// Bins sorted intervals in one pass: one union per category, each into its own column,
-/// and the two unions of the scope (window rule of [`scope_figures`]'s doc).
+/// Bins sorted intervals in one pass: one union per category, each into its own column
+/// as it grows, and the two unions of the scope (window rule of [`ScopeFigures`]).
 fn bin_lane(
-    ivs: &[Iv],
+    ivs: impl IntoIterator<Item = Iv>,
     edges: &Edges,
     window: Option<TimeWindow>,
-    is_graph: &dyn Fn(Option<i64>) -> bool,
+    graphs: &Graphs,
 ) -> Binned {
     let n = edges.len();
     let [
@@ -392,56 +492,68 @@ fn bin_lane(
         mut comm,
         mut memcpy,
         mut graph,
-    ] = std::array::from_fn(|_| Column::new(n));
-    // The scope: kept when the start lies in the window, clipped to it (the clipped
-    // starts stay in order, as the trace crate's sweep relies on too).
-    let (mut scope_busy, mut scope_kernel) = (Merger::default(), Merger::default());
-    let (mut busy_ns, mut kernel_union_ns, mut kernel_count) = (0i64, 0i64, 0u64);
-    let add = |total: &mut i64, seg: Option<(i64, i64)>| {
-        if let Some((a, b)) = seg {
-            *total = total.saturating_add(b - a);
-        }
-    };
+    ] = std::array::from_fn(|_| UnionBins::new(edges));
+    // The scope with a window: kept when the start lies in the window, clipped to it
+    // (the clipped starts stay in order, as the trace crate's sweep relies on too).
+    // Without one, the scope is everything: the busy and kernel columns' own totals.
+    let (mut scope_busy, mut scope_kernel) = (Coverage::default(), Coverage::default());
+    let mut kernel_count = 0u64;
     // A replay's kernels share one correlation: look each run up once.
     let mut last: Option<(Option<i64>, bool)> = None;
     for iv in ivs {
-        busy.push(edges, iv.s, iv.e);
-        let is_kernel = iv.kind != Kind::Memcpy;
-        match iv.kind {
-            Kind::Compute => compute.push(edges, iv.s, iv.e),
-            Kind::Comm => comm.push(edges, iv.s, iv.e),
-            Kind::Memcpy => memcpy.push(edges, iv.s, iv.e),
-        }
+        let (s, e) = (iv.s, iv.e);
+        busy.push(edges, s, e);
+        let is_kernel = match iv.kind {
+            Kind::Compute => {
+                compute.push(edges, s, e);
+                true
+            }
+            Kind::Comm => {
+                comm.push(edges, s, e);
+                true
+            }
+            Kind::Memcpy => {
+                memcpy.push(edges, s, e);
+                false
+            }
+        };
         if is_kernel {
-            kernel.push(edges, iv.s, iv.e);
-            let in_graph = match last {
-                Some((c, g)) if c == iv.corr() => g,
-                _ => {
-                    let g = is_graph(iv.corr());
-                    last = Some((iv.corr(), g));
-                    g
+            kernel.push(edges, s, e);
+            if !graphs.is_empty() {
+                let in_graph = match last {
+                    Some((c, g)) if c == iv.corr() => g,
+                    _ => {
+                        let g = graphs.contains(iv.corr());
+                        last = Some((iv.corr(), g));
+                        g
+                    }
+                };
+                if in_graph {
+                    graph.push(edges, s, e);
                 }
-            };
-            if in_graph {
-                graph.push(edges, iv.s, iv.e);
             }
         }
-        if window.is_none_or(|w| w.contains(iv.s)) {
-            let (s, e) = match window {
-                Some(w) => (iv.s.max(w.start_ns()), iv.e.min(w.end_ns())),
-                None => (iv.s, iv.e),
-            };
-            add(&mut busy_ns, scope_busy.push(s, e));
-            if is_kernel {
-                kernel_count += 1;
-                add(&mut kernel_union_ns, scope_kernel.push(s, e));
+        match window {
+            None => kernel_count += u64::from(is_kernel),
+            Some(w) if w.contains(s) => {
+                let (s, e) = (s.max(w.start_ns()), e.min(w.end_ns()));
+                scope_busy.push(s, e);
+                if is_kernel {
+                    kernel_count += 1;
+                    scope_kernel.push(s, e);
+                }
             }
+            Some(_) => {}
         }
     }
-    add(&mut busy_ns, scope_busy.finish());
-    add(&mut kernel_union_ns, scope_kernel.finish());
     let [busy, kernel, compute, comm, memcpy, graph] =
-        [busy, kernel, compute, comm, memcpy, graph].map(|c| c.finish(edges));
+        [busy, kernel, compute, comm, memcpy, graph].map(UnionBins::into_bins);
+    // The span holds every interval, so a union's bins add up to its length.
+    let total = |bins: &[i64]| bins.iter().fold(0i64, |t, &b| t.saturating_add(b));
+    let (busy_ns, kernel_union_ns) = match window {
+        Some(_) => (scope_busy.total(), scope_kernel.total()),
+        None => (total(&busy), total(&kernel)),
+    };
     let has_graph = graph.iter().any(|&g| g > 0);
     let bins = (0..n)
         .map(|i| Bin {
@@ -464,8 +576,28 @@ fn bin_lane(
     }
 }
 
-fn sort(ivs: &mut [Iv]) {
-    ivs.sort_unstable_by_key(|iv| (iv.s, iv.e));
+/// The effective graph launch set (trace.md "Graph launches and coverage").
+#[derive(Debug)]
+struct Graphs(HashSet<i64>);
+
+impl Graphs {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn contains(&self, corr: Option<i64>) -> bool {
+        corr.is_some_and(|c| self.0.contains(&c))
+    }
+}
+
+/// A stream's intervals sorted by start (then end), when they did not come in order.
+fn sorted_copy(ivs: &Packed) -> Option<Vec<Iv>> {
+    if ivs.is_sorted() {
+        return None;
+    }
+    let mut all: Vec<Iv> = ivs.iter().collect();
+    all.sort_unstable_by_key(|iv| (iv.s, iv.e));
+    Some(all)
 }
 
 fn id_text(id: &StreamId) -> String {
@@ -476,126 +608,82 @@ fn id_text(id: &StreamId) -> String {
     }
 }
 
+/// What the read recorded, owned, for the binning (on a thread of its own once the read
+/// is done, or in [`LaneRecorder::finish`]).
+#[derive(Debug)]
+struct Recorded {
+    lanes: Vec<RawLane>,
+    lo: i64,
+    hi: i64,
+    graphs: Graphs,
+    /// The bins asked for.
+    bins: usize,
+}
+
+/// Every lane binned, before the page's window label and totals are added.
+#[derive(Debug)]
+struct Drawn {
+    edges: Edges,
+    pooled: Lane,
+    devices: Vec<Lane>,
+    streams: Vec<Lane>,
+}
+
+/// The binning started when the read was done, and what it bins.
+#[derive(Debug)]
+struct Background {
+    recorded: Arc<Recorded>,
+    /// None when no thread could be started: [`LaneRecorder::finish`] bins then.
+    drawing: Option<JoinHandle<Drawn>>,
+}
+
 impl LaneRecorder {
-    /// Bins what was recorded, with the scope (window, total) of `analysis`, which must
-    /// come from the same read.
-    pub fn finish(self, analysis: &Analysis) -> Lanes {
-        let LaneRecorder {
-            options,
-            mut lanes,
-            runtime_graph,
-            driver_graph,
-            ..
-        } = self;
+    /// Takes what was recorded out of the recorder.
+    fn take_recorded(&mut self) -> Recorded {
         // The effective launch set, as the trace crate chooses it (trace.md "Graph launches and coverage").
-        let graph_set = if runtime_graph.is_empty() {
-            driver_graph
+        let graph_set = if self.runtime_graph.is_empty() {
+            std::mem::take(&mut self.driver_graph)
         } else {
-            runtime_graph
+            std::mem::take(&mut self.runtime_graph)
         };
-        let is_graph = |c: Option<i64>| c.is_some_and(|c| graph_set.contains(&c));
+        Recorded {
+            lanes: std::mem::take(&mut self.lanes),
+            lo: self.lo,
+            hi: self.hi,
+            graphs: Graphs(graph_set),
+            bins: self.options.bins,
+        }
+    }
+
+    /// Bins what was recorded, with the scope (window, total) of `analysis`, which must
+    /// come from the same read. When the read told the recorder it was done
+    /// ([`EventObserver::read_done`]), the lanes were binned meanwhile (whole-trace
+    /// scope), and a windowed analysis has them binned again for its scope here.
+    pub fn finish(mut self, analysis: &Analysis) -> Lanes {
         let window = analysis
             .window
             .as_ref()
             .and_then(|w| TimeWindow::new(w.start_ns, w.end_ns).ok());
-        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-        for lane in &mut lanes {
-            sort(&mut lane.ivs);
-            for iv in &lane.ivs {
-                lo = lo.min(iv.s);
-                hi = hi.max(iv.e);
-            }
-        }
-        if lo > hi {
-            (lo, hi) = match window {
-                Some(w) => (w.start_ns(), w.end_ns()),
-                None => (0, 0),
-            };
-        }
-        // Drawn lanes: one per stream and the pooled one.
-        let cells_per_lane = (MAX_CELLS / (lanes.len() + 1)).max(MIN_BINS);
-        let bins = options.bins.clamp(1, MAX_BINS).min(cells_per_lane);
-        let edges = Edges::new(lo, hi, bins);
-        let device_of = |l: &RawLane| match l.pid {
-            StreamId::Int(d) => Some(d),
-            _ => None,
-        };
-        // Ascending devices, non-integer last; streams in order of first sight within one.
-        let mut order: Vec<usize> = (0..lanes.len()).collect();
-        order.sort_by_key(|&i| {
-            let d = lanes.get(i).and_then(device_of);
-            (d.is_none(), d, i)
-        });
-        // Streams grouped by device, in that order.
-        let mut groups: Vec<(Option<i64>, Vec<usize>)> = Vec::new();
-        for &i in &order {
-            let Some(l) = lanes.get(i) else { continue };
-            let device = device_of(l);
-            match groups.last_mut() {
-                Some((d, members)) if *d == device => members.push(i),
-                _ => groups.push((device, vec![i])),
-            }
-        }
-        let bin = |ivs: &[Iv]| bin_lane(ivs, &edges, window, &is_graph);
-        let mut streams = Vec::with_capacity(lanes.len());
-        let mut devices: Vec<Lane> = Vec::with_capacity(groups.len());
-        for (device, members) in &groups {
-            let first = streams.len();
-            for l in members.iter().filter_map(|&i| lanes.get(i)) {
-                let b = bin(&l.ivs);
-                let label = match device {
-                    Some(d) => format!("GPU {d} · stream {}", id_text(&l.tid)),
-                    None => format!("pid {} · stream {}", id_text(&l.pid), id_text(&l.tid)),
+        let (drawn, graph_launches) = match self.background.take() {
+            Some(Background { recorded, drawing }) => {
+                let drawn = match drawing.map(JoinHandle::join) {
+                    Some(Ok(drawn)) if window.is_none() => drawn,
+                    Some(Err(panic)) => std::panic::resume_unwind(panic),
+                    _ => draw(&recorded, window),
                 };
-                streams.push(Lane {
-                    label,
-                    device: *device,
-                    stream: Some((l.pid.clone(), l.tid.clone())),
-                    bins: b.bins,
-                    scope: b.scope,
-                    has_graph: b.has_graph,
-                });
+                (drawn, recorded.graphs.0.len())
             }
-            // A device of one stream is that stream: its bins are not computed twice.
-            let (bins, scope, has_graph) = match streams.get(first..) {
-                Some([only]) => (only.bins.clone(), only.scope, only.has_graph),
-                _ => {
-                    let mut ivs: Vec<Iv> = members
-                        .iter()
-                        .filter_map(|&i| lanes.get(i))
-                        .flat_map(|l| l.ivs.iter().copied())
-                        .collect();
-                    sort(&mut ivs);
-                    let b = bin(&ivs);
-                    (b.bins, b.scope, b.has_graph)
-                }
-            };
-            devices.push(Lane {
-                label: device.map_or_else(|| "other pid".to_owned(), |d| format!("GPU {d}")),
-                device: *device,
-                stream: None,
-                bins,
-                scope,
-                has_graph,
-            });
-        }
-        let (bins, scope, has_graph) = match devices.as_slice() {
-            [only] => (only.bins.clone(), only.scope, only.has_graph),
-            _ => {
-                let mut all: Vec<Iv> = lanes.into_iter().flat_map(|l| l.ivs).collect();
-                sort(&mut all);
-                let b = bin(&all);
-                (b.bins, b.scope, b.has_graph)
+            None => {
+                let recorded = self.take_recorded();
+                (draw(&recorded, window), recorded.graphs.0.len())
             }
         };
-        let pooled = Lane {
-            label: "all GPUs".to_owned(),
-            device: None,
-            stream: None,
-            bins,
-            scope,
-            has_graph,
-        };
+        let Drawn {
+            edges,
+            pooled,
+            devices,
+            streams,
+        } = drawn;
         let shaded = analysis.window.as_ref().map(|w| ShadedWindow {
             start_ns: w.start_ns,
             end_ns: w.end_ns,
@@ -613,7 +701,115 @@ impl LaneRecorder {
             streams,
             scope_total_ns: analysis.timeline.total_ns,
             window: shaded,
-            graph_launches: graph_set.len(),
+            graph_launches,
         }
+    }
+}
+
+/// Bins every lane of `rec` over its extent (the window's when nothing was recorded),
+/// with the scope figures of `window`.
+fn draw(rec: &Recorded, window: Option<TimeWindow>) -> Drawn {
+    let Recorded {
+        lanes,
+        lo,
+        hi,
+        graphs,
+        bins: asked,
+    } = rec;
+    let (mut lo, mut hi) = (*lo, *hi);
+    // Streams recorded out of order, sorted (each stream's own order otherwise).
+    let sorted: Vec<Option<Vec<Iv>>> = lanes.iter().map(|l| sorted_copy(&l.ivs)).collect();
+    let ordered = |i: usize| match (sorted.get(i), lanes.get(i)) {
+        (Some(Some(ivs)), _) => Ordered::Sorted(ivs.iter()),
+        (_, Some(l)) => Ordered::Packed(l.ivs.iter()),
+        _ => Ordered::Sorted([].iter()),
+    };
+    if lo > hi {
+        (lo, hi) = match window {
+            Some(w) => (w.start_ns(), w.end_ns()),
+            None => (0, 0),
+        };
+    }
+    // Drawn lanes: one per stream and the pooled one.
+    let cells_per_lane = (MAX_CELLS / (lanes.len() + 1)).max(MIN_BINS);
+    let bins = (*asked).clamp(1, MAX_BINS).min(cells_per_lane);
+    let edges = Edges::new(lo, hi, bins);
+    let device_of = |l: &RawLane| match l.pid {
+        StreamId::Int(d) => Some(d),
+        _ => None,
+    };
+    // Ascending devices, non-integer last; streams in order of first sight within one.
+    let mut order: Vec<usize> = (0..lanes.len()).collect();
+    order.sort_by_key(|&i| {
+        let d = lanes.get(i).and_then(device_of);
+        (d.is_none(), d, i)
+    });
+    // Streams grouped by device, in that order.
+    let mut groups: Vec<(Option<i64>, Vec<usize>)> = Vec::new();
+    for &i in &order {
+        let Some(l) = lanes.get(i) else { continue };
+        let device = device_of(l);
+        match groups.last_mut() {
+            Some((d, members)) if *d == device => members.push(i),
+            _ => groups.push((device, vec![i])),
+        }
+    }
+    let bin = |ivs: Merge<'_>| bin_lane(ivs, &edges, window, graphs);
+    let mut streams = Vec::with_capacity(lanes.len());
+    let mut devices: Vec<Lane> = Vec::with_capacity(groups.len());
+    for (device, members) in &groups {
+        let first = streams.len();
+        for (&i, l) in members.iter().filter_map(|i| Some((i, lanes.get(*i)?))) {
+            let b = bin_lane(ordered(i), &edges, window, graphs);
+            let label = match device {
+                Some(d) => format!("GPU {d} · stream {}", id_text(&l.tid)),
+                None => format!("pid {} · stream {}", id_text(&l.pid), id_text(&l.tid)),
+            };
+            streams.push(Lane {
+                label,
+                device: *device,
+                stream: Some((l.pid.clone(), l.tid.clone())),
+                bins: b.bins,
+                scope: b.scope,
+                has_graph: b.has_graph,
+            });
+        }
+        // A device of one stream is that stream: its bins are not computed twice.
+        let (bins, scope, has_graph) = match streams.get(first..) {
+            Some([only]) => (only.bins.clone(), only.scope, only.has_graph),
+            _ => {
+                let b = bin(Merge::new(members.iter().map(|&i| ordered(i)).collect()));
+                (b.bins, b.scope, b.has_graph)
+            }
+        };
+        devices.push(Lane {
+            label: device.map_or_else(|| "other pid".to_owned(), |d| format!("GPU {d}")),
+            device: *device,
+            stream: None,
+            bins,
+            scope,
+            has_graph,
+        });
+    }
+    let (bins, scope, has_graph) = match devices.as_slice() {
+        [only] => (only.bins.clone(), only.scope, only.has_graph),
+        _ => {
+            let b = bin(Merge::new((0..lanes.len()).map(ordered).collect()));
+            (b.bins, b.scope, b.has_graph)
+        }
+    };
+    let pooled = Lane {
+        label: "all GPUs".to_owned(),
+        device: None,
+        stream: None,
+        bins,
+        scope,
+        has_graph,
+    };
+    Drawn {
+        edges,
+        pooled,
+        devices,
+        streams,
     }
 }

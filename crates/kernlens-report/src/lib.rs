@@ -54,6 +54,7 @@ pub mod bins;
 mod escape;
 mod html;
 mod lanes;
+mod packed;
 mod svg;
 
 pub use baseline::{Baseline, BaselineRow, BaselineStatus};

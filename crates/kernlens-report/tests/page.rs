@@ -468,3 +468,135 @@ fn the_baseline_section_appears_only_with_a_baseline_and_escapes_its_text() {
     assert!(html.contains("under-recorded"));
     assert!(html.contains("and 4 more group(s)"));
 }
+
+/// One device event for [`recorded_lanes_equal_a_direct_binning`]: `(pid, tid, start µs,
+/// duration µs, name index, is a copy)`.
+type Ev = (i64, i64, i64, i64, usize, bool);
+
+/// Kernel names of one length and one ending, so that many share a slot of the
+/// recorder's table of recent names; every fifth is communication.
+fn pool_name(i: usize) -> String {
+    let head = if i.is_multiple_of(5) {
+        "ncclKernel"
+    } else {
+        "gemmKernel"
+    };
+    format!("{head}_{i:04}<float, 128>(Params)")
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Whatever the file order, streams, devices and names, each lane's bins and
+    /// figures are those of binning its events directly: sorted, merged, cut by the
+    /// same edges (the recorder's table of names, its in-order streams and its merge of
+    /// streams change no figure).
+    #[test]
+    fn recorded_lanes_equal_a_direct_binning(
+        events in proptest::collection::vec(
+            (0i64..2, proptest::prop_oneof![proptest::strategy::Just(7i64), proptest::strategy::Just(9i64)], 0i64..5_000, 0i64..300, 0usize..120, proptest::bool::weighted(0.2)),
+            1..80,
+        ),
+        in_order in proptest::bool::ANY,
+        bins in 1usize..60,
+    ) {
+        use kernlens_report::bins::{Edges, bin_union, union_len};
+        use kernlens_trace::StreamId;
+        use proptest::prelude::*;
+        let mut events: Vec<Ev> = events;
+        if in_order {
+            events.sort_by_key(|e| (e.2, e.3));
+        }
+        // Kernels of correlations 0 and 3 (name index mod 7) belong to graph replays.
+        let corr = |e: &Ev| (e.4 % 7) as i64;
+        let mut json: Vec<String> = events
+            .iter()
+            .map(|&(pid, tid, ts, dur, name, copy)| {
+                let corr = name % 7;
+                let (cat, name) = if copy { ("gpu_memcpy", "Memcpy HtoD".to_owned()) } else { ("kernel", pool_name(name)) };
+                format!(r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":{dur},"args":{{"correlation":{corr}}}}}"#)
+            })
+            .collect();
+        for c in [0, 3] {
+            json.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":9,"tid":9,"ts":0,"dur":1,"args":{{"correlation":{c}}}}}"#));
+        }
+        let bytes = format!(r#"{{"traceEvents":[{}]}}"#, json.join(",")).into_bytes();
+        let (_, lanes) = read(bytes, &Options::default(), bins);
+        let lo = events.iter().map(|e| e.2 * 1000).min().unwrap();
+        let hi = events.iter().map(|e| (e.2 + e.3) * 1000).max().unwrap();
+        prop_assert_eq!(lanes.edges, Edges::new(lo, hi, bins));
+        let edges = lanes.edges;
+        // A lane's events: `keep` picks the streams; each column is a direct binning.
+        let check = |lane: &kernlens_report::Lane, keep: &dyn Fn(&Ev) -> bool| -> Result<(), TestCaseError> {
+            let mut mine: Vec<&Ev> = events.iter().filter(|e| keep(e)).collect();
+            mine.sort_by_key(|e| (e.2, e.3));
+            let column = |pick: &dyn Fn(&Ev) -> bool| {
+                let ivs: Vec<(i64, i64)> = mine.iter().filter(|e| pick(e)).map(|e| (e.2 * 1000, (e.2 + e.3) * 1000)).collect();
+                let mut out = vec![0; edges.len()];
+                bin_union(&edges, &mut out, ivs.iter().copied());
+                (out, union_len(ivs))
+            };
+            let comm = |e: &Ev| !e.5 && e.4.is_multiple_of(5);
+            let (busy, busy_ns) = column(&|_| true);
+            let (kernel, kernel_ns) = column(&|e| !e.5);
+            let (compute, _) = column(&|e| !e.5 && !comm(e));
+            let (comms, _) = column(&|e| comm(e));
+            let (copies, _) = column(&|e| e.5);
+            let (graph, _) = column(&|e| !e.5 && matches!(corr(e), 0 | 3));
+            let got = |f: fn(&kernlens_report::Bin) -> i64| lane.bins.iter().map(f).collect::<Vec<i64>>();
+            prop_assert_eq!(got(|b| b.busy_ns), busy);
+            prop_assert_eq!(got(|b| b.compute_ns), compute.clone());
+            prop_assert_eq!(got(|b| b.comm_ns), comms.clone());
+            prop_assert_eq!(got(|b| b.memcpy_ns), copies);
+            prop_assert_eq!(got(|b| b.graph_ns), graph);
+            let overlap: Vec<i64> = (0..edges.len()).map(|i| (compute[i] + comms[i] - kernel[i]).max(0)).collect();
+            prop_assert_eq!(got(|b| b.overlap_ns), overlap);
+            prop_assert_eq!(lane.scope.busy_ns, busy_ns);
+            prop_assert_eq!(lane.scope.kernel_union_ns, kernel_ns);
+            prop_assert_eq!(lane.scope.kernel_count, mine.iter().filter(|e| !e.5).count() as u64);
+            Ok(())
+        };
+        check(&lanes.pooled, &|_| true)?;
+        for lane in &lanes.streams {
+            let Some((StreamId::Int(pid), StreamId::Int(tid))) = lane.stream.clone() else {
+                panic!("integer ids");
+            };
+            check(lane, &|e| e.0 == pid && e.1 == tid)?;
+        }
+        for lane in &lanes.devices {
+            let device = lane.device.unwrap();
+            check(lane, &|e| e.0 == device)?;
+        }
+    }
+}
+
+/// Forwards events but not the end of the read, as an observer written before
+/// `read_done` existed would.
+struct EventsOnly<'a>(&'a mut kernlens_report::LaneRecorder);
+
+impl kernlens_trace::EventObserver for EventsOnly<'_> {
+    fn observe(&mut self, event: &kernlens_trace::ObservedEvent<'_>) {
+        self.0.observe(event);
+    }
+}
+
+#[test]
+fn lanes_are_the_same_whether_binned_beside_the_analysis_or_after_it() {
+    use kernlens_report::LaneRecorder;
+    let mut windowed = Options::default();
+    windowed.window = WindowMode::Explicit(TimeWindow::new(40_000, 160_000).unwrap());
+    for opts in [Options::default(), windowed] {
+        let source = TraceSource::from_bytes("t.json", three_streams());
+        // Told the read is done: binned on a thread while the analysis is built.
+        let mut beside = LaneRecorder::new(LaneOptions::default().with_bins(50));
+        let a = kernlens_trace::analyze_observed(&source, &opts, &mut beside).unwrap();
+        // Never told: binned in `finish`.
+        let mut after = LaneRecorder::new(LaneOptions::default().with_bins(50));
+        let b =
+            kernlens_trace::analyze_observed(&source, &opts, &mut EventsOnly(&mut after)).unwrap();
+        let (beside, after) = (beside.finish(&a), after.finish(&b));
+        assert_eq!(beside, after);
+        assert_eq!(beside.streams.len(), 3);
+        assert!(beside.pooled.scope.busy_ns > 0);
+    }
+}

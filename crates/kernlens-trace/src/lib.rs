@@ -256,6 +256,7 @@ pub(crate) fn read_analysis(
         &read::ReadPlan::new(&opts.limits, opts.threads),
         &mut collector,
     )?;
+    collector.read_done();
     let unusable = if !out.array_found {
         Some(if out.stream_errors.is_empty() {
             "no traceEvents array".to_string()

@@ -60,6 +60,12 @@ pub trait EventObserver {
     /// Called once per event, during the read, on the thread that called the analysis.
     /// Observing does not take the read off its parallel path (trace.md, Reading model).
     fn observe(&mut self, event: &ObservedEvent<'_>);
+
+    /// Called once when the read has handed over its last event, before the analysis
+    /// is built from what it read (on the same thread), so that an observer may start
+    /// its own work on what it saw meanwhile. Not called when the read fails. Does
+    /// nothing by default.
+    fn read_done(&mut self) {}
 }
 
 /// Receives read progress during the pass, on the thread that called the analysis.

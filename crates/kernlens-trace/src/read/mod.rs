@@ -74,6 +74,13 @@ impl<'o> Feed<'o> {
         self.observer.is_some()
     }
 
+    /// Tells the observer the read is done (`EventObserver::read_done`).
+    pub(crate) fn read_done(&mut self) {
+        if let Some(obs) = self.observer.as_deref_mut() {
+            obs.read_done();
+        }
+    }
+
     /// Counts an event analysis does not use.
     pub(crate) fn skip(&mut self) {
         self.fold.skip();
