@@ -69,6 +69,9 @@ pub mod diff;
 #[cfg(feature = "triage")]
 pub mod triage;
 
+#[cfg(feature = "triage")]
+pub mod categories;
+
 /// The triage pipeline: [`Triage`] composes every stage over one trace.
 #[cfg(feature = "triage")]
 pub use triage::Triage;

@@ -285,7 +285,11 @@ fn ranks_read_elsewhere_reduce_to_the_same_document() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(fixture("eager.json.gz"), dir.path().join("rank_0.json.gz")).unwrap();
     std::fs::copy(fixture("graph.json.gz"), dir.path().join("rank_1.json.gz")).unwrap();
-    std::fs::copy(fixture("compiled.json.gz"), dir.path().join("rank_2.json.gz")).unwrap();
+    std::fs::copy(
+        fixture("compiled.json.gz"),
+        dir.path().join("rank_2.json.gz"),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("rank_3.json"), b"not a trace").unwrap();
     let opts = Options::default();
     let whole = analyze_all_ranks(dir.path(), &opts).unwrap().to_json();
