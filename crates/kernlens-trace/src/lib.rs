@@ -113,7 +113,7 @@ pub use observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 pub use options::{Cycles, Limits, Options, StepSource, TimeWindow, WindowMode};
 pub use ranks::{
     BusySpread, FailedRank, RANKS_SCHEMA, RankEntry, RankFile, RankOutcome, RankReport,
-    RankSummary, analyze_all_ranks, plan_ranks, ranks_document,
+    RankSummary, analyze_all_ranks, plan_files, plan_ranks, ranks_document,
 };
 pub use report::{
     Attribution, Categories, ChunkProvenance, ChunkWindow, DeviceTimeline, GraphCoverage,

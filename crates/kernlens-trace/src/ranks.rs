@@ -291,6 +291,38 @@ impl From<Planned> for RankFile {
     }
 }
 
+/// Explicit files as an all-ranks plan, for a job whose ranks are not one directory: each file
+/// is one entry whose rank is its name's rank tag (trace.md "Directory selection"), in report
+/// order (numbered ranks ascending, then the files without a usable tag, by path). Each file is
+/// read as it is; nothing is deduplicated or excluded.
+pub fn plan_files<P: AsRef<Path>>(paths: &[P]) -> Vec<RankFile> {
+    let count = paths.len();
+    let mut plan: Vec<RankFile> = paths
+        .iter()
+        .map(|p| {
+            let path = p.as_ref().to_path_buf();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let tag = select::rank_tag(&name);
+            RankFile {
+                rank: tag.clone().and_then(Result::ok),
+                bad_tag: tag.and_then(Result::err),
+                path,
+                rank_count: count,
+                capture_fragment: false,
+                cycles: 1,
+                cycle: 1,
+            }
+        })
+        .collect();
+    plan.sort_by(|a, b| {
+        (a.rank.is_none(), a.rank, &a.path).cmp(&(b.rank.is_none(), b.rank, &b.path))
+    });
+    plan
+}
+
 /// The files all-ranks mode reads under `dir`, in report order (trace.md "All-ranks mode"):
 /// [`analyze_all_ranks`] is this plan, [`RankFile::analyze`] on each file in parallel, and
 /// [`RankReport::from_entries`].
