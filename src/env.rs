@@ -1,8 +1,8 @@
 //! The process environment, read once at the edge (the CLI's `main`, a Python call) and handed
-//! to the stage crates as values (style guide: stage crates read no environment). Everything a subcommand takes from the
-//! environment is here: the search roots, the gate thresholds, the cache directories that
-//! mark generated sources, the scratch root, package discovery, and whether standard error
-//! is a terminal (progress).
+//! to the stage crates as values (style guide: stage crates read no environment). Everything a
+//! command takes from the environment is here: the search roots, the gate thresholds, the cache
+//! directories that mark generated sources, the scratch root, package discovery, and whether
+//! standard error is a terminal (progress).
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
