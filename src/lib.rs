@@ -13,8 +13,13 @@
 //! - `trace`, `ident`, `locate`, `gate`, `scratch`: re-export that stage crate (as
 //!   `kernlens::trace`, …) and pull only its dependencies;
 //! - `report`: the HTML page of an analysis (`kernlens::report`, over trace and gate);
-//! - `triage`: every stage plus [`Triage`] (the pipeline over one trace) and [`diff`];
-//! - `cli` (default): `triage`, `report`, the `kernlens` binary and [`output`].
+//! - `triage`: every stage plus [`Triage`] (the pipeline over one trace), [`diff`], the
+//!   summary's kernel [`categories`] and the process environment read at the edge ([`env`]);
+//!   `trace` alone gives the `--window` spec parser ([`window`]);
+//! - `output`: atomic output files ([`output`]);
+//! - `cli` (default): `triage`, `report`, `output` and the `kernlens` binary.
+//!
+//! The Python package (`python/`, crate `kernlens-py`) is built on `triage` and `output`.
 //!
 //! ```
 //! # #[cfg(feature = "trace")] {
@@ -57,7 +62,7 @@ pub use kernlens_report as report;
 // Files the CLI writes outside scratch: temp file, fsync, rename; never the input, never
 // through a link. (Documented by its own `//!` page: an outer doc comment here would make
 // rustdoc resolve that page's links from the crate root.)
-#[cfg(feature = "cli")]
+#[cfg(feature = "output")]
 pub mod output;
 
 // Two traces compared by operator identity: did the change help (`kernlens diff`).
@@ -68,6 +73,15 @@ pub mod diff;
 
 #[cfg(feature = "triage")]
 pub mod triage;
+
+#[cfg(feature = "triage")]
+pub mod categories;
+
+#[cfg(feature = "triage")]
+pub mod env;
+
+#[cfg(feature = "trace")]
+pub mod window;
 
 /// The triage pipeline: [`Triage`] composes every stage over one trace.
 #[cfg(feature = "triage")]

@@ -111,7 +111,10 @@ pub use launch::LaunchRecord;
 pub use number::micros_text_to_ns;
 pub use observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 pub use options::{Cycles, Limits, Options, StepSource, TimeWindow, WindowMode};
-pub use ranks::{BusySpread, FailedRank, RANKS_SCHEMA, RankEntry, RankReport, analyze_all_ranks};
+pub use ranks::{
+    BusySpread, FailedRank, RANKS_SCHEMA, RankEntry, RankFile, RankOutcome, RankReport,
+    RankSummary, analyze_all_ranks, plan_files, plan_ranks, ranks_document,
+};
 pub use report::{
     Attribution, Categories, ChunkProvenance, ChunkWindow, DeviceTimeline, GraphCoverage,
     KernelRow, LaunchApi, OpRow, Scope, SteadyWindow, StreamId, StreamOverlap, Timeline,

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::Analysis;
 use crate::error::TraceError;
@@ -71,6 +71,23 @@ pub struct RankReport {
 pub const RANKS_SCHEMA: &str = "kernlens.ranks/1";
 
 impl RankReport {
+    /// A report from entries read elsewhere (one [`RankFile::analyze`] per file, in
+    /// [`plan_ranks`]'s order), with the spread computed as [`analyze_all_ranks`] does.
+    pub fn from_entries(input: impl Into<String>, ranks: Vec<RankEntry>, cycles: Cycles) -> Self {
+        let spread = spread(ranks.iter().filter_map(|r| {
+            r.result
+                .as_ref()
+                .ok()
+                .map(|a| (r.rank, a.timeline.busy_pct))
+        }));
+        RankReport {
+            input: input.into(),
+            ranks,
+            spread,
+            cycles,
+        }
+    }
+
     /// The `kernlens.ranks/1` document.
     pub fn to_json(&self) -> serde_json::Value {
         let ok: Vec<serde_json::Value> = self
@@ -79,31 +96,247 @@ impl RankReport {
             .filter_map(|r| r.result.as_ref().ok())
             .map(Analysis::to_json)
             .collect();
-        let failed: Vec<FailedRank> = self
-            .ranks
-            .iter()
-            .filter_map(|r| {
-                r.result.as_ref().err().map(|e| FailedRank {
-                    rank: r.rank,
-                    trace_file: r.trace_file.clone(),
-                    error: e.to_string(),
-                })
+        let failed = self.ranks.iter().filter_map(|r| {
+            r.result.as_ref().err().map(|e| FailedRank {
+                rank: r.rank,
+                trace_file: r.trace_file.clone(),
+                error: e.to_string(),
             })
-            .collect();
-        let cycle = match self.cycles {
-            Cycles::Latest => "latest",
-            Cycles::All => "all",
-        };
-        serde_json::json!({
-            "schema": RANKS_SCHEMA,
-            "input": self.input,
-            "cycle": cycle,
-            "rank_count": self.ranks.len(),
-            "ranks": ok,
-            "failed": failed,
-            "spread": self.spread.as_ref().map(|s| serde_json::json!({ "busy_pct": s })),
-        })
+        });
+        document(
+            &self.input,
+            self.cycles,
+            self.ranks.len(),
+            ok,
+            failed.collect(),
+            self.spread.as_ref(),
+        )
     }
+}
+
+/// One rank's outcome as the `kernlens.ranks/1` document holds it: its summary document or
+/// its error text. Plain data (serde both ways), so ranks read in other processes or on other
+/// machines are reduced by [`ranks_document`] to the document [`RankReport::to_json`] gives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RankOutcome {
+    /// The rank (None when no file carries a rank tag).
+    pub rank: Option<u64>,
+    /// The file analysed.
+    pub trace_file: String,
+    /// The `kernlens.summary/1` document and its busy%, or the error text.
+    pub result: Result<RankSummary, String>,
+}
+
+/// What the ranks document takes from one analysed rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RankSummary {
+    /// Its busy%, for the spread.
+    pub busy_pct: f64,
+    /// Its `kernlens.summary/1` document.
+    pub summary: serde_json::Value,
+}
+
+impl RankEntry {
+    /// This entry as the ranks document holds it.
+    pub fn outcome(&self) -> RankOutcome {
+        RankOutcome {
+            rank: self.rank,
+            trace_file: self.trace_file.clone(),
+            result: match &self.result {
+                Ok(a) => Ok(RankSummary {
+                    busy_pct: a.timeline.busy_pct,
+                    summary: a.to_json(),
+                }),
+                Err(e) => Err(e.to_string()),
+            },
+        }
+    }
+}
+
+/// The `kernlens.ranks/1` document of `input` from outcomes in [`plan_ranks`]'s order: the
+/// same document [`RankReport::to_json`] gives when the ranks were read in this process.
+pub fn ranks_document(input: &str, cycles: Cycles, outcomes: &[RankOutcome]) -> serde_json::Value {
+    let spread = spread(
+        outcomes
+            .iter()
+            .filter_map(|o| o.result.as_ref().ok().map(|s| (o.rank, s.busy_pct))),
+    );
+    let ok = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok().map(|s| s.summary.clone()))
+        .collect();
+    let failed = outcomes
+        .iter()
+        .filter_map(|o| {
+            o.result.as_ref().err().map(|e| FailedRank {
+                rank: o.rank,
+                trace_file: o.trace_file.clone(),
+                error: e.clone(),
+            })
+        })
+        .collect();
+    document(input, cycles, outcomes.len(), ok, failed, spread.as_ref())
+}
+
+/// The one writer of the `kernlens.ranks/1` layout.
+fn document(
+    input: &str,
+    cycles: Cycles,
+    rank_count: usize,
+    ok: Vec<serde_json::Value>,
+    failed: Vec<FailedRank>,
+    spread: Option<&BusySpread>,
+) -> serde_json::Value {
+    let cycle = match cycles {
+        Cycles::Latest => "latest",
+        Cycles::All => "all",
+    };
+    serde_json::json!({
+        "schema": RANKS_SCHEMA,
+        "input": input,
+        "cycle": cycle,
+        "rank_count": rank_count,
+        "ranks": ok,
+        "failed": failed,
+        "spread": spread.map(|s| serde_json::json!({ "busy_pct": s })),
+    })
+}
+
+/// One file of all-ranks mode, chosen before any read by [`plan_ranks`]. Plain data (serde
+/// both ways), so a scheduler can hand each file to a worker in another process, which reads
+/// it with [`RankFile::analyze`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RankFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its rank (None when no file carries a rank tag, or its tag holds no rank number).
+    pub rank: Option<u64>,
+    /// Entries in the plan (the analysis's `rank_count`).
+    pub rank_count: usize,
+    /// The file is a capture sidecar.
+    pub capture_fragment: bool,
+    /// Capture cycles of its rank, and which one it is (1-based).
+    pub cycles: usize,
+    /// Which cycle it is (1-based, in capture order).
+    pub cycle: usize,
+    /// The rank tag that holds no rank number: the entry fails without a read.
+    pub bad_tag: Option<String>,
+}
+
+impl RankFile {
+    /// Reads this file as all-ranks mode does: an entry with its analysis, or with why the
+    /// rank failed (unreadable, not a trace, no `traceEvents` array or no GPU event, bad tag).
+    pub fn analyze(&self, opts: &Options) -> RankEntry {
+        let trace_file = self.path.display().to_string();
+        if let Some(tag) = &self.bad_tag {
+            return RankEntry {
+                rank: None,
+                result: Err(TraceError::BadRankTag {
+                    path: trace_file.clone(),
+                    tag: tag.clone(),
+                }),
+                trace_file,
+            };
+        }
+        let source = TraceSource::from_selection(Selection {
+            path: self.path.clone(),
+            rank: self.rank,
+            rank_count: self.rank_count,
+            capture_fragment: self.capture_fragment,
+            cycles: self.cycles,
+            cycle: self.cycle,
+        });
+        let result = crate::read_analysis(&source, opts, read::Feed::new(None)).and_then(
+            |(analysis, unusable)| match unusable {
+                None => Ok(analysis),
+                Some(reason) => Err(TraceError::Unusable {
+                    path: trace_file.clone(),
+                    reason,
+                }),
+            },
+        );
+        RankEntry {
+            rank: self.rank,
+            trace_file,
+            result,
+        }
+    }
+}
+
+impl From<Planned> for RankFile {
+    fn from(plan: Planned) -> Self {
+        match plan {
+            Planned::Analyse(sel) => RankFile {
+                path: sel.path,
+                rank: sel.rank,
+                rank_count: sel.rank_count,
+                capture_fragment: sel.capture_fragment,
+                cycles: sel.cycles,
+                cycle: sel.cycle,
+                bad_tag: None,
+            },
+            Planned::BadTag { path, tag } => RankFile {
+                path,
+                rank: None,
+                rank_count: 0,
+                capture_fragment: false,
+                cycles: 1,
+                cycle: 1,
+                bad_tag: Some(tag),
+            },
+        }
+    }
+}
+
+/// Explicit files as an all-ranks plan, for a job whose ranks are not one directory: each file
+/// is one entry whose rank is its name's rank tag (trace.md "Directory selection"), in report
+/// order (numbered ranks ascending, then the files without a usable tag, by path). Each file is
+/// read as it is; nothing is deduplicated or excluded.
+pub fn plan_files<P: AsRef<Path>>(paths: &[P]) -> Vec<RankFile> {
+    let count = paths.len();
+    let mut plan: Vec<RankFile> = paths
+        .iter()
+        .map(|p| {
+            let path = p.as_ref().to_path_buf();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let tag = select::rank_tag(&name);
+            RankFile {
+                rank: tag.clone().and_then(Result::ok),
+                bad_tag: tag.and_then(Result::err),
+                path,
+                rank_count: count,
+                capture_fragment: false,
+                cycles: 1,
+                cycle: 1,
+            }
+        })
+        .collect();
+    plan.sort_by(|a, b| {
+        (a.rank.is_none(), a.rank, &a.path).cmp(&(b.rank.is_none(), b.rank, &b.path))
+    });
+    plan
+}
+
+/// The files all-ranks mode reads under `dir`, in report order (trace.md "All-ranks mode"):
+/// [`analyze_all_ranks`] is this plan, [`RankFile::analyze`] on each file in parallel, and
+/// [`RankReport::from_entries`].
+pub fn plan_ranks(dir: impl AsRef<Path>, cycles: Cycles) -> Result<Vec<RankFile>, TraceError> {
+    let dir = dir.as_ref();
+    if !dir.is_dir() {
+        return Err(TraceError::NoUsableTrace {
+            input: dir.display().to_string(),
+        });
+    }
+    Ok(rank_files(dir, cycles)?
+        .into_iter()
+        .map(RankFile::from)
+        .collect())
 }
 
 /// What all-ranks mode does with one file.
@@ -178,70 +411,18 @@ fn rank_files(dir: &Path, which: Cycles) -> Result<Vec<Planned>, TraceError> {
 /// error: it is listed under `failed` and never enters the spread.
 pub fn analyze_all_ranks(dir: impl AsRef<Path>, opts: &Options) -> Result<RankReport, TraceError> {
     let dir = dir.as_ref();
-    if !dir.is_dir() {
-        return Err(TraceError::NoUsableTrace {
-            input: dir.display().to_string(),
-        });
-    }
-    let files = rank_files(dir, opts.cycles)?;
-    let ranks: Vec<RankEntry> = files
-        .into_par_iter()
-        .map(|plan| analyse_rank(plan, opts))
-        .collect();
-    let spread = spread(&ranks);
-    Ok(RankReport {
-        input: dir.display().to_string(),
+    let files = plan_ranks(dir, opts.cycles)?;
+    let ranks: Vec<RankEntry> = files.par_iter().map(|file| file.analyze(opts)).collect();
+    Ok(RankReport::from_entries(
+        dir.display().to_string(),
         ranks,
-        spread,
-        cycles: opts.cycles,
-    })
+        opts.cycles,
+    ))
 }
 
-fn analyse_rank(plan: Planned, opts: &Options) -> RankEntry {
-    match plan {
-        Planned::BadTag { path, tag } => {
-            let trace_file = path.display().to_string();
-            RankEntry {
-                rank: None,
-                result: Err(TraceError::BadRankTag {
-                    path: trace_file.clone(),
-                    tag,
-                }),
-                trace_file,
-            }
-        }
-        Planned::Analyse(sel) => {
-            let rank = sel.rank;
-            let trace_file = sel.path.display().to_string();
-            let source = TraceSource::from_selection(sel);
-            let result = crate::read_analysis(&source, opts, read::Feed::new(None)).and_then(
-                |(analysis, unusable)| match unusable {
-                    None => Ok(analysis),
-                    Some(reason) => Err(TraceError::Unusable {
-                        path: trace_file.clone(),
-                        reason,
-                    }),
-                },
-            );
-            RankEntry {
-                rank,
-                trace_file,
-                result,
-            }
-        }
-    }
-}
-
-fn spread(ranks: &[RankEntry]) -> Option<BusySpread> {
-    let mut ok: Vec<(Option<u64>, f64)> = ranks
-        .iter()
-        .filter_map(|r| {
-            r.result
-                .as_ref()
-                .ok()
-                .map(|a| (r.rank, a.timeline.busy_pct))
-        })
-        .collect();
+/// Min, median and max over `(rank, busy%)` in ascending rank order.
+fn spread(busy: impl Iterator<Item = (Option<u64>, f64)>) -> Option<BusySpread> {
+    let mut ok: Vec<(Option<u64>, f64)> = busy.collect();
     if ok.is_empty() {
         return None;
     }

@@ -276,3 +276,39 @@ fn files_of_one_rank_without_capture_stamps_keep_the_old_choice() {
     };
     assert!(r.ranks[0].trace_file.ends_with(want));
 }
+
+/// The pieces a scheduler in other processes uses (plan, one read per file, outcomes through
+/// serde, reduction) give the document `analyze_all_ranks` gives, failed ranks included.
+#[test]
+fn ranks_read_elsewhere_reduce_to_the_same_document() {
+    use kernlens_trace::{RankFile, RankOutcome, plan_ranks, ranks_document};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("eager.json.gz"), dir.path().join("rank_0.json.gz")).unwrap();
+    std::fs::copy(fixture("graph.json.gz"), dir.path().join("rank_1.json.gz")).unwrap();
+    std::fs::copy(
+        fixture("compiled.json.gz"),
+        dir.path().join("rank_2.json.gz"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("rank_3.json"), b"not a trace").unwrap();
+    let opts = Options::default();
+    let whole = analyze_all_ranks(dir.path(), &opts).unwrap().to_json();
+    let plan = plan_ranks(dir.path(), opts.cycles).unwrap();
+    let outcomes: Vec<RankOutcome> = plan
+        .iter()
+        .rev()
+        .map(|file| {
+            // Each file and outcome crosses a process boundary as JSON.
+            let file: RankFile =
+                serde_json::from_str(&serde_json::to_string(file).unwrap()).unwrap();
+            file.analyze(&opts).outcome()
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let input = dir.path().display().to_string();
+    let reduced = ranks_document(&input, opts.cycles, &outcomes);
+    assert_eq!(reduced["failed"].as_array().unwrap().len(), 1);
+    assert_eq!(reduced, whole);
+}
