@@ -197,6 +197,42 @@ mod tests {
     }
 
     #[test]
+    fn the_plain_path_agrees_with_the_exact_one() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let digits = b"0123456789";
+        for _ in 0..50_000 {
+            let mut t = Vec::new();
+            if rng.bool() {
+                t.push(b'-');
+            }
+            for _ in 0..rng.usize(0..18) {
+                t.push(digits[rng.usize(0..10)]);
+            }
+            if rng.bool() {
+                t.push(b'.');
+                for _ in 0..rng.usize(0..5) {
+                    t.push(digits[rng.usize(0..10)]);
+                }
+            }
+            if rng.u8(0..10) == 0 {
+                t.push(*rng.choice(b".e-x".iter()).unwrap_or(&b'.'));
+            }
+            if let Some(fast) = super::plain_micros(&t) {
+                assert_eq!(
+                    Some(fast),
+                    super::exact_micros(&t),
+                    "{}",
+                    String::from_utf8_lossy(&t)
+                );
+            }
+        }
+        assert_eq!(super::plain_micros(b"5161092366507.330"), Some(5_161_092_366_507_330));
+        assert_eq!(super::plain_micros(b"1.2.3"), None);
+        assert_eq!(super::plain_micros(b"1234567890123456"), None);
+        assert_eq!(super::plain_micros(b"."), None);
+    }
+
+    #[test]
     fn out_of_range_or_not_a_number() {
         assert_eq!(ns(b"1e400"), None);
         assert_eq!(ns(b"99999999999999999999"), None);
