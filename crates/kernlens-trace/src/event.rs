@@ -269,13 +269,17 @@ pub(crate) struct Top<'a> {
 /// Whether the caller gets an event of category `cat` back.
 #[inline(always)]
 pub(crate) fn keeps(cat: Cat, top: &Top<'_>, wanted: Wanted) -> bool {
+    keeps_cat(cat, as_str(top.ph).is_some_and(|p| p.eq_str("X")), wanted)
+}
+
+/// [`keeps`] for an event of category `cat` whose `ph` is `X` or not (`ph_x`).
+#[inline(always)]
+pub(crate) fn keeps_cat(cat: Cat, ph_x: bool, wanted: Wanted) -> bool {
     wanted.everything
         || match cat {
             Cat::Other | Cat::Flow => false,
             Cat::PythonFunction => wanted.python_functions,
-            c if c.is_gpu() || c == Cat::GpuUserAnnotation || c == Cat::UserAnnotation => {
-                as_str(top.ph).is_some_and(|p| p.eq_str("X"))
-            }
+            c if c.is_gpu() || c == Cat::GpuUserAnnotation || c == Cat::UserAnnotation => ph_x,
             _ => true,
         }
 }

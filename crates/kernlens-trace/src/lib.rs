@@ -34,20 +34,19 @@
 //! bounded two-thread pipeline (one thread decompresses, one parses). Either way every
 //! event is folded in file order, so results are identical for any thread count.
 //!
-//! Each event is read by the first of three paths that takes it:
+//! Each event is read by the first of two paths that takes it:
 //!
 //! 1. **Shapes** (`shape` module): a profiler writes a handful of event layouts over
 //!    and over. Once an event has been parsed, its layout (the fixed bytes between
-//!    values, and which member each value is) is kept; a later event with the same fixed
-//!    bytes is read by comparing them and scanning only the values.
-//! 2. **The structural index** (`structural` module): 64 bytes at a time (SSE2, or AVX2
-//!    when the CPU has it) are classified into quotes, structural bytes and whitespace,
-//!    and only the tokens are visited.
-//! 3. **The cursor** (`json` module): a small validating byte-by-byte reader. It is the
-//!    reference: the fast paths give up on anything unusual (escapes, control bytes,
-//!    an event cut short, any error), and the cursor then decides, with every error
-//!    message and recovery. Tests and a fuzz target hold the fast paths to reading
-//!    every event exactly as the cursor does.
+//!    values, `ph` and `cat` among them, and which member each value is) is kept; a later
+//!    event with the same fixed bytes is read by comparing them 16 at a time and scanning
+//!    only the values (strings, numbers, and lists such as `Input Dims` taken whole).
+//! 2. **The cursor** (`json` module): a small validating byte-by-byte reader. It is the
+//!    reference: shapes give up on anything unusual (escapes, control bytes, an object
+//!    in a list, an event cut short, any error), and the cursor then decides, with every
+//!    error message and recovery. It also reads the first event of each shape, which
+//!    teaches it. Tests and a fuzz target hold the shapes to reading every event exactly
+//!    as the cursor does.
 //!
 //! Workers also number each region's names, streams and launch geometries and turn GPU
 //! events into 48-byte records, so the in-order fold only maps numbers to ids. The
@@ -101,7 +100,6 @@ mod select;
 mod shape;
 mod source;
 mod split;
-mod structural;
 mod timeline;
 mod window;
 

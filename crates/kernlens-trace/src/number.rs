@@ -197,6 +197,50 @@ mod tests {
     }
 
     #[test]
+    fn the_plain_path_agrees_with_the_exact_one() {
+        // A small LCG: xtask compiles this file too, without the test crates.
+        let mut x: u64 = 3;
+        let mut below = |n: usize| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 33) as usize) % n
+        };
+        let digits = b"0123456789";
+        for _ in 0..50_000 {
+            let mut t = Vec::new();
+            if below(2) == 0 {
+                t.push(b'-');
+            }
+            for _ in 0..below(18) {
+                t.push(digits[below(10)]);
+            }
+            if below(2) == 0 {
+                t.push(b'.');
+                for _ in 0..below(5) {
+                    t.push(digits[below(10)]);
+                }
+            }
+            if below(10) == 0 {
+                t.push(b".e-x"[below(4)]);
+            }
+            if let Some(fast) = super::plain_micros(&t) {
+                assert_eq!(
+                    Some(fast),
+                    super::exact_micros(&t),
+                    "{}",
+                    String::from_utf8_lossy(&t)
+                );
+            }
+        }
+        assert_eq!(
+            super::plain_micros(b"5161092366507.330"),
+            Some(5_161_092_366_507_330)
+        );
+        assert_eq!(super::plain_micros(b"1.2.3"), None);
+        assert_eq!(super::plain_micros(b"1234567890123456"), None);
+        assert_eq!(super::plain_micros(b"."), None);
+    }
+
+    #[test]
     fn out_of_range_or_not_a_number() {
         assert_eq!(ns(b"1e400"), None);
         assert_eq!(ns(b"99999999999999999999"), None);

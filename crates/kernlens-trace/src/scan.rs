@@ -10,7 +10,6 @@ use crate::json::{Cursor, JsonError, match_braces, skip_element, string_end};
 use crate::options::Limits;
 pub(crate) use crate::problem::{ErrorLog, Problem};
 use crate::shape::Shapes;
-use crate::structural::{Carry, Tokens};
 
 const KEY: &[u8] = b"\"traceEvents\"";
 
@@ -169,13 +168,12 @@ pub(crate) enum Step {
 }
 
 /// What the element loop reads with (the event size limit, which events are wanted) and
-/// keeps between events of one reader: the fast paths' learned shapes and structural
-/// index, and the cursor's container stack. Call `moved` when the bytes move.
+/// keeps between events of one reader: the learned shapes and the cursor's container
+/// stack. Call `moved` when the bytes move.
 pub(crate) struct Fast {
     max_event_bytes: usize,
     wanted: Wanted,
     shapes: Shapes,
-    carry: Carry,
     /// The open containers of a value being skipped (kept to reuse its allocation).
     stack: Vec<u8>,
     /// Off: every event goes to the cursor (the reference the fast paths are tested against).
@@ -190,7 +188,6 @@ impl Fast {
             max_event_bytes: limits.max_event_bytes,
             wanted,
             shapes: Shapes::default(),
-            carry: Carry::new(),
             stack: Vec::new(),
             on: true,
         }
@@ -205,10 +202,9 @@ impl Fast {
         }
     }
 
-    /// The bytes moved: positions in the index no longer hold (shapes still do).
-    pub(crate) fn moved(&mut self) {
-        self.carry.reset();
-    }
+    /// The bytes moved (shapes hold no positions, so nothing is forgotten today; the
+    /// streaming path calls this where a position-keeping fast path must reset).
+    pub(crate) fn moved(&mut self) {}
 }
 
 /// Runs one step of the element loop (trace.md "Element loop") at `*pos`. `n` is the events yielded so far.
@@ -265,22 +261,15 @@ fn object<'a>(
     let window_end = buf.len().min(cap);
     let limited = cap <= buf.len();
     let window = &buf[..window_end];
-    // Fastest first: an event of a shape seen before; then the structural index; then the
-    // cursor, which owns every error and recovery.
-    if fast.on {
-        if let Some((ev, end)) = fast.shapes.read(window, start, wanted) {
-            *pos = end;
-            fast.carry.reset();
-            return keep(out, ev);
-        }
-        let mut t = Tokens::new(window, start, &fast.carry);
-        if let Ok(ev) = parse_event(&mut t, stack, wanted) {
-            *pos = t.end();
-            fast.carry = t.carry();
-            fast.shapes.learn(window, start, *pos);
-            return keep(out, ev);
-        }
-        fast.carry.reset();
+    // Fastest first: an event of a shape seen before; then the cursor, which owns every
+    // error and recovery. (A structural index between the two was deleted in issue 20:
+    // once shapes read `Input …` lists, about one event in a thousand reaches the cursor,
+    // the first of each shape in a region; PERFORMANCE.md has the measurement.)
+    if fast.on
+        && let Some((ev, end)) = fast.shapes.read(window, start, wanted)
+    {
+        *pos = end;
+        return keep(out, ev);
     }
     let mut c = Cursor::new(&buf[..window_end], start);
     match parse_event(&mut c, stack, wanted) {

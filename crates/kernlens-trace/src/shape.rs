@@ -8,15 +8,22 @@
 //!
 //! Soundness: a shape is learned only from an event the parser accepted. An event whose
 //! fixed bytes equal the shape's, and whose values are a string (no escape, no control
-//! byte) or a number (JSON's grammar) exactly where the shape has them, is the same JSON
-//! document with other scalars: valid, and read as the parser would read it. Shapes are
-//! learned only when reading by role is unambiguous: no escaped or duplicated member
-//! names, `args` an object, and none of the members kept as raw JSON text (`Input Dims`,
-//! `Input type`). Anything else is left to the parser.
+//! byte), a number (JSON's grammar) or a list (JSON's grammar, see [`raw_end`]) exactly
+//! where the shape has them, is the same JSON document with other values: valid, and
+//! read as the parser would read it. Shapes are learned only when reading by role is
+//! unambiguous: no escaped or duplicated member names, `args` an object.
+//!
+//! What makes it fast: `ph` and `cat` are part of a shape's fixed bytes, so a shape
+//! knows its event's category and whether the caller keeps it before reading a value,
+//! and a shape of another category fails at its first compare; values are kept as byte
+//! ranges by role (no per-value enum, nothing to reset when a try fails); the members
+//! kept as raw JSON text (`Input Dims`, `Input type`) and any other list whose length
+//! varies from event to event are one slot each, scanned by [`raw_end`].
 
-use crate::event::{Args, Cat, Event, Top, Wanted, assemble, keeps};
-use crate::json::{Cursor, RawStr, Scalar, Value, find_string_stop, number_end, parse_int};
+use crate::event::{Args, Cat, Event, IdRaw, Wanted, keeps_cat};
+use crate::json::{Cursor, RawStr, Scalar, find_string_stop, number_end, parse_int};
 use crate::member::Member;
+use crate::number::micros_text_to_ns;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
 const CAPACITY: usize = 16;
@@ -24,6 +31,8 @@ const CAPACITY: usize = 16;
 const MAX_EVENT: usize = 8 << 10;
 /// Most values in a learned shape.
 const MAX_VALUES: usize = 256;
+/// Zero bytes after a shape's fixed bytes, so a 16-byte compare never runs past them.
+const PAD: usize = 16;
 
 /// What a value is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,15 +40,15 @@ enum Kind {
     /// A string; the shape's bytes hold its opening quote, the next bytes its closing one.
     Str,
     Num,
+    /// A list, taken whole as its JSON text.
+    Raw,
 }
 
-/// Which member a value is; the discriminant indexes [`Found::vals`].
+/// Which member a value is; the discriminant indexes [`Found::vals`] and the role masks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 enum Role {
     None = 0,
-    Ph,
-    Cat,
     Name,
     Pid,
     Tid,
@@ -55,6 +64,8 @@ enum Role {
     Block0,
     Block1,
     Block2,
+    InputDims,
+    InputType,
     KernelFile,
     KernelBackend,
 }
@@ -79,6 +90,10 @@ impl Role {
     fn is_dim(self) -> bool {
         (Role::Grid0 as u8..=Role::Block2 as u8).contains(&(self as u8))
     }
+
+    fn bit(self) -> u32 {
+        1 << self as u32
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -92,20 +107,23 @@ struct Slot {
 /// One learned shape: fixed bytes and value slots in order, then the closing bytes.
 #[derive(Debug)]
 struct Shape {
+    /// The fixed bytes, then [`PAD`] zero bytes.
     fixed: Vec<u8>,
     slots: Vec<Slot>,
-    /// The category of the event learned from: a shape reads only events of its own
-    /// category, so an event of another one fails at its second member, not its last.
-    cat: Option<Vec<u8>>,
-    /// That category, decoded once: every event the shape reads has it. (Without a
-    /// `cat` string, the events it reads have none either: no member, or a literal.)
-    cat_kind: Cat,
+    /// The category every event of this shape has (its `cat` is in the fixed bytes).
+    cat: Cat,
+    /// Its `ph` is `X` / `M` (also in the fixed bytes).
+    ph_x: bool,
+    ph_m: bool,
+    /// Per role bit: the shape has a value of that role, read as a string, read as a list.
+    has: u32,
+    strs: u32,
+    raws: u32,
 }
 
 /// Learned shapes, and which one followed which.
+#[derive(Default)]
 pub(crate) struct Shapes {
-    /// Finds `"Input ` (the members kept as raw JSON): such events are not learned.
-    input: memchr::memmem::Finder<'static>,
     shapes: Vec<Shape>,
     /// `next[k]`: the shape read after shape `k` last time (`next[MISS]`: after an event
     /// no shape read). Profilers write events in a repeating order (launch, kernel,
@@ -123,42 +141,18 @@ pub(crate) struct Shapes {
     misses: u64,
 }
 
-impl Default for Shapes {
-    fn default() -> Self {
-        Shapes {
-            input: memchr::memmem::Finder::new(b"\"Input "),
-            shapes: Vec::new(),
-            next: [0; CAPACITY + 1],
-            last: 0,
-            before_miss: 0,
-            skipped: false,
-            recent: Vec::new(),
-            hits: 0,
-            misses: 0,
-        }
-    }
-}
-
 /// `Shapes::last` after an event no shape read.
 const MISS: usize = CAPACITY;
 /// Shapes tried per event after the predicted one, most recently used first. A try of
-/// a shape of another category ends at the event's second member (`cat`), so trying
-/// them all costs little.
+/// a shape of another category ends at its first compare (`ph` and `cat` are fixed
+/// bytes), so trying them all costs little.
 const TRIES: usize = CAPACITY;
 
-/// The values read from an event, by role (slot 0 takes the values no one reads), before
-/// the category's filter. An array rather than named fields: storing a value is then one
-/// indexed write, not a branch per role.
+/// The values read from an event, by role (slot 0 takes the values no one reads): byte
+/// ranges of the input. Which roles hold a value, and of which kind, is the shape's to
+/// say, so a failed try leaves nothing to reset.
 struct Found<'a> {
-    vals: [Option<Scalar<'a>>; ROLES],
-}
-
-impl Default for Found<'_> {
-    fn default() -> Self {
-        Found {
-            vals: [None; ROLES],
-        }
-    }
+    vals: [&'a [u8]; ROLES],
 }
 
 impl Shapes {
@@ -173,34 +167,30 @@ impl Shapes {
     ) -> Option<(Option<Event<'a>>, usize)> {
         let guess = self.next.get(self.last).copied().unwrap_or(MISS);
         if guess == MISS {
-            // Last time, no shape read the event that came after this one (an op with
-            // `Input Dims`, say): leave it to the parser at once. `learn` puts right a
-            // prediction that was wrong.
+            // Last time, no shape read the event that came after this one: leave it to
+            // the parser at once. `learn` puts right a prediction that was wrong.
             self.before_miss = self.last;
             self.last = MISS;
             self.skipped = true;
             return None;
         }
         self.skipped = false;
-        let mut found = Found::default();
-        let candidates = std::iter::once(guess).chain(
-            self.recent
-                .iter()
-                .copied()
-                .filter(|&k| k != guess)
-                .take(TRIES),
-        );
-        let mut hit = None;
-        for k in candidates {
-            let Some(shape) = self.shapes.get(k) else {
-                continue;
-            };
-            match shape.read(buf, start, &mut found) {
-                Some(end) => {
+        let mut found = Found { vals: [&[]; ROLES] };
+        let mut hit = self
+            .shapes
+            .get(guess)
+            .and_then(|shape| shape.read(buf, start, &mut found))
+            .map(|end| (guess, end));
+        if hit.is_none() {
+            for &k in self.recent.iter().filter(|&&k| k != guess).take(TRIES) {
+                if let Some(end) = self
+                    .shapes
+                    .get(k)
+                    .and_then(|shape| shape.read(buf, start, &mut found))
+                {
                     hit = Some((k, end));
                     break;
                 }
-                None => found = Found::default(),
             }
         }
         let Some((k, end)) = hit else {
@@ -214,10 +204,9 @@ impl Shapes {
         self.hits += 1;
         // The recency order serves the tries after a wrong prediction: a correct one
         // leaves it as it is (re-ordering on every event cost more than it saved).
-        let predicted = k == guess;
-        self.now_reading(k, !predicted);
-        let cat = self.shapes.get(k).map_or(Cat::Other, |s| s.cat_kind);
-        Some((found.event(wanted, cat), end))
+        self.now_reading(k, k != guess);
+        let event = self.shapes.get(k).and_then(|s| s.event(&found, wanted));
+        Some((event, end))
     }
 
     /// Forgets which shape follows which (tests read unrelated events one after another).
@@ -250,17 +239,14 @@ impl Shapes {
         let Some(text) = buf.get(start..end) else {
             return;
         };
-        // Events no shape can read are common in some traces (ops with `Input Dims`, names
-        // with escapes): a byte search turns them away before a walk would.
-        if text.len() > MAX_EVENT
-            || memchr::memchr(b'\\', text).is_some()
-            || self.input.find(text).is_some()
-        {
+        // Events with escapes (names, mostly) are read by the parser: a byte search turns
+        // them away before a walk would.
+        if text.len() > MAX_EVENT || memchr::memchr(b'\\', text).is_some() {
             return;
         }
         // A shape may read it after all, when only the prediction said no (after tries,
         // none did).
-        let mut found = Found::default();
+        let mut found = Found { vals: [&[]; ROLES] };
         if self.skipped
             && let Some(k) = self.recent.iter().copied().find(|&k| {
                 self.shapes
@@ -291,31 +277,31 @@ impl Shapes {
     }
 }
 
-impl<'a> Found<'a> {
-    /// The event, of category `cat` (the shape's: its `cat` string was checked).
-    fn event(self, wanted: Wanted, cat: Cat) -> Option<Event<'a>> {
-        let v = &self.vals;
-        let value = |r: Role| v[r as usize].map(Value::Scalar);
-        let top = Top {
-            ph: value(Role::Ph),
-            cat_raw: value(Role::Cat),
-            name: value(Role::Name),
-            pid: value(Role::Pid),
-            tid: value(Role::Tid),
-            ts: value(Role::Ts),
-            dur: value(Role::Dur),
-            id: value(Role::Id),
-        };
-        if !keeps(cat, &top, wanted) {
+impl Shape {
+    /// The event this shape just read into `f`, as the parser would give it (None when
+    /// the caller does not want it).
+    #[inline(always)]
+    fn event<'a>(&self, f: &Found<'a>, wanted: Wanted) -> Option<Event<'a>> {
+        let cat = self.cat;
+        if !keeps_cat(cat, self.ph_x, wanted) {
             return None;
         }
-        let int = |r: Role| match v[r as usize] {
-            Some(Scalar::Num(t)) => parse_int(t),
-            _ => None,
+        let has = |r: Role| self.has & r.bit() != 0;
+        let text = |r: Role| f.vals[r as usize];
+        // A value read as a number / a string / a list, by role.
+        let num = |r: Role| (has(r) && (self.strs | self.raws) & r.bit() == 0).then(|| text(r));
+        let string = |r: Role| {
+            (self.strs & r.bit() != 0).then(|| RawStr {
+                raw: text(r),
+                escaped: false,
+            })
         };
-        let string = |r: Role| match v[r as usize] {
-            Some(Scalar::Str(s)) => Some(s),
-            _ => None,
+        let list = |r: Role| (self.raws & r.bit() != 0).then(|| text(r));
+        let int = |r: Role| num(r).and_then(parse_int);
+        let time = |r: Role| num(r).and_then(micros_text_to_ns).unwrap_or(0);
+        let id = |r: Role| match string(r) {
+            Some(s) => IdRaw::Str(s),
+            None => int(r).map_or(IdRaw::Null, IdRaw::Int),
         };
         let dim3 =
             |r: [Role; 3]| -> Option<[i64; 3]> { Some([int(r[0])?, int(r[1])?, int(r[2])?]) };
@@ -334,8 +320,12 @@ impl<'a> Found<'a> {
                 block: kept(Member::Block)
                     .then(|| dim3([Role::Block0, Role::Block1, Role::Block2]))
                     .flatten(),
-                input_dims: None,
-                input_type: None,
+                input_dims: kept(Member::InputDims)
+                    .then(|| list(Role::InputDims))
+                    .flatten(),
+                input_type: kept(Member::InputType)
+                    .then(|| list(Role::InputType))
+                    .flatten(),
                 kernel_file: kept(Member::KernelFile)
                     .then(|| string(Role::KernelFile))
                     .flatten(),
@@ -344,11 +334,23 @@ impl<'a> Found<'a> {
                     .flatten(),
             }
         };
-        Some(assemble(&top, cat, args))
+        Some(Event {
+            cat,
+            ph_x: self.ph_x,
+            ph_m: self.ph_m,
+            id: int(Role::Id),
+            name: string(Role::Name).unwrap_or(RawStr {
+                raw: b"",
+                escaped: false,
+            }),
+            pid: id(Role::Pid),
+            tid: id(Role::Tid),
+            ts: time(Role::Ts),
+            dur: time(Role::Dur).max(0),
+            args,
+        })
     }
-}
 
-impl Shape {
     /// Reads `buf` at `start` against this shape.
     #[inline(always)]
     fn read<'a>(&self, buf: &'a [u8], start: usize, found: &mut Found<'a>) -> Option<usize> {
@@ -356,40 +358,23 @@ impl Shape {
         let mut f = 0;
         for slot in &self.slots {
             let n = slot.fixed as usize;
-            if !same(buf.get(p..p + n)?, self.fixed.get(f..f + n)?) {
+            if !fixed_eq(buf, p, &self.fixed, f, n)? {
                 return None;
             }
             p += n;
             f += n;
-            let v = match slot.kind {
-                Kind::Str => {
-                    // The closing quote is the first fixed byte after the value, so a
-                    // stop at anything else (escape, control byte) fails the compare.
-                    let len = find_string_stop(buf.get(p..)?)?;
-                    let raw = &buf[p..p + len];
-                    p += len;
-                    Scalar::Str(RawStr {
-                        raw,
-                        escaped: false,
-                    })
-                }
-                Kind::Num => {
-                    let end = number_end(buf, p)?;
-                    let t = &buf[p..end];
-                    p = end;
-                    Scalar::Num(t)
-                }
+            let from = p;
+            p = match slot.kind {
+                // The closing quote is the first fixed byte after the value, so a stop at
+                // anything else (escape, control byte) fails the next compare.
+                Kind::Str => p + find_string_stop(buf.get(p..)?)?,
+                Kind::Num => number_end(buf, p)?,
+                Kind::Raw => raw_end(buf, p)?,
             };
-            if slot.role == Role::Cat
-                && let Scalar::Str(s) = v
-                && self.cat.as_deref() != Some(s.raw)
-            {
-                return None;
-            }
-            found.vals[slot.role as usize] = Some(v);
+            found.vals[slot.role as usize] = buf.get(from..p)?;
         }
-        let n = self.fixed.len() - f;
-        if !same(buf.get(p..p + n)?, self.fixed.get(f..)?) {
+        let n = self.fixed.len() - PAD - f;
+        if !fixed_eq(buf, p, &self.fixed, f, n)? {
             return None;
         }
         Some(p + n)
@@ -399,21 +384,39 @@ impl Shape {
     fn learn(text: &[u8]) -> Option<Shape> {
         let mut l = Learner {
             text,
-            fixed: Vec::with_capacity(text.len()),
+            fixed: Vec::with_capacity(text.len() + PAD),
             slots: Vec::new(),
             from: 0,
             cat: None,
+            ph: None,
         };
         l.walk()?;
         l.fixed.extend_from_slice(text.get(l.from..)?);
+        l.fixed.extend_from_slice(&[0; PAD]);
+        let (mut has, mut strs, mut raws) = (0, 0, 0);
+        for s in &l.slots {
+            if s.role != Role::None {
+                has |= s.role.bit();
+                match s.kind {
+                    Kind::Str => strs |= s.role.bit(),
+                    Kind::Raw => raws |= s.role.bit(),
+                    Kind::Num => {}
+                }
+            }
+        }
+        let ph = |p: &[u8]| l.ph == Some(p);
         Some(Shape {
-            fixed: l.fixed,
-            slots: l.slots,
-            cat: l.cat.map(<[u8]>::to_vec),
-            cat_kind: Cat::from_raw(l.cat.map(|raw| RawStr {
+            cat: Cat::from_raw(l.cat.map(|raw| RawStr {
                 raw,
                 escaped: false,
             })),
+            ph_x: ph(b"X"),
+            ph_m: ph(b"M"),
+            fixed: l.fixed,
+            slots: l.slots,
+            has,
+            strs,
+            raws,
         })
     }
 }
@@ -428,19 +431,28 @@ enum Place {
     Elsewhere,
 }
 
+/// The member whose value is being read, where the parser reads it by role.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Named {
+    Ph,
+    Cat,
+    Role(Role),
+}
+
 struct Learner<'t> {
     text: &'t [u8],
     fixed: Vec<u8>,
     slots: Vec<Slot>,
     /// Start of the fixed bytes not yet taken.
     from: usize,
-    /// The raw `cat` string, when it is one.
+    /// The raw `cat` / `ph` string, when it is one (it stays in the fixed bytes).
     cat: Option<&'t [u8]>,
+    ph: Option<&'t [u8]>,
 }
 
 impl Learner<'_> {
-    /// Walks the event, recording a slot per string or number. None when the event is
-    /// not one a shape can read by role.
+    /// Walks the event, recording a slot per string, number or list. None when the event
+    /// is not one a shape can read by role.
     fn walk(&mut self) -> Option<()> {
         let text = self.text;
         let mut c = Cursor::new(text, 0);
@@ -455,7 +467,7 @@ impl Learner<'_> {
         loop {
             let (close, place, count, _, _) = *open.last()?;
             // The member's role (objects) or the element's (arrays).
-            let (role, child) = if close == b'}' {
+            let (named, child) = if close == b'}' {
                 let key = c.key().ok()?;
                 if key.escaped {
                     return None;
@@ -471,38 +483,58 @@ impl Learner<'_> {
                     }
                     seen[depth].push(key.raw);
                 }
-                member_role(place, key.raw)?
+                member_role(place, key.raw)
             } else {
                 let role = match place {
                     Place::Grid => Role::dim(false, count),
                     Place::Block => Role::dim(true, count),
                     _ => Role::None,
                 };
-                (role, Place::Elsewhere)
+                (Named::Role(role), Place::Elsewhere)
             };
             if let Some(top) = open.last_mut() {
                 top.2 += 1;
             }
+            let role = match named {
+                Named::Role(r) => r,
+                Named::Ph | Named::Cat => Role::None,
+            };
             match c.peek()? {
                 b'{' | b'[' => {
                     let opener = c.peek()?;
-                    if place == Place::Top && role == Role::None && child == Place::Args {
-                        // `args` must be an object to be read by role.
-                        if opener != b'{' {
-                            return None;
-                        }
+                    if named != Named::Role(role) {
+                        // A `ph` or `cat` that is not a scalar.
+                        return None;
                     }
                     if role.is_dim()
                         && let Some(top) = open.last_mut()
                     {
                         top.3 = false;
                     }
+                    match (child, opener) {
+                        (Place::Args, b'{') => {}
+                        // `args` must be an object to be read by role.
+                        (Place::Args, _) => return None,
+                        (Place::Grid | Place::Block, b'[') => {}
+                        // Any other list is one value, its text read whole.
+                        (_, b'[') => {
+                            let at = c.i;
+                            let end = raw_end(text, at)?;
+                            self.slot(at, Kind::Raw, role);
+                            c.i = end;
+                            self.from = end;
+                            if self.slots.len() > MAX_VALUES {
+                                return None;
+                            }
+                            if self.close(&mut c, &mut open)? {
+                                return Some(());
+                            }
+                            continue;
+                        }
+                        // An object elsewhere: not read by role.
+                        _ => return None,
+                    }
                     let closer = if opener == b'{' { b'}' } else { b']' };
-                    let child = match (child, opener) {
-                        (Place::Args, b'{') => Place::Args,
-                        (Place::Grid | Place::Block, b'[') => child,
-                        _ => Place::Elsewhere,
-                    };
                     if open.len() >= 8 {
                         return None;
                     }
@@ -518,23 +550,24 @@ impl Learner<'_> {
                     }
                     let at = c.i;
                     let v = c.scalar().ok()?;
-                    match v {
-                        Scalar::Str(s) => {
+                    match (named, v) {
+                        // `ph` and `cat` stay in the fixed bytes: a shape reads one of each.
+                        (Named::Ph, Scalar::Str(s)) => self.ph = Some(s.raw),
+                        (Named::Cat, Scalar::Str(s)) => self.cat = Some(s.raw),
+                        (Named::Ph | Named::Cat, _) => {}
+                        (_, Scalar::Str(s)) => {
                             if s.escaped {
                                 return None;
-                            }
-                            if role == Role::Cat {
-                                self.cat = Some(s.raw);
                             }
                             self.slot(at + 1, Kind::Str, role);
                             self.from = c.i - 1;
                         }
-                        Scalar::Num(_) => {
+                        (_, Scalar::Num(_)) => {
                             self.slot(at, Kind::Num, role);
                             self.from = c.i;
                         }
                         // Literals stay in the fixed bytes.
-                        Scalar::Null | Scalar::Other => {
+                        (_, Scalar::Null | Scalar::Other) => {
                             if role.is_dim()
                                 && let Some(top) = open.last_mut()
                             {
@@ -547,22 +580,32 @@ impl Learner<'_> {
                     }
                 }
             }
-            // After a value: close containers until one continues.
-            loop {
-                let (close, place, count, all_num, first) = *open.last()?;
-                if c.next_or_close(close).ok()? {
-                    break;
+            if self.close(&mut c, &mut open)? {
+                return Some(());
+            }
+        }
+    }
+
+    /// After a value: closes containers until one continues; true when the event ended.
+    fn close(
+        &mut self,
+        c: &mut Cursor<'_>,
+        open: &mut Vec<(u8, Place, usize, bool, usize)>,
+    ) -> Option<bool> {
+        loop {
+            let (close, place, count, all_num, first) = *open.last()?;
+            if c.next_or_close(close).ok()? {
+                return Some(false);
+            }
+            open.pop();
+            if matches!(place, Place::Grid | Place::Block) && (count != 3 || !all_num) {
+                // Not three numbers: the parser reads no dim3 here, nor may a shape.
+                for s in &mut self.slots[first..] {
+                    s.role = Role::None;
                 }
-                open.pop();
-                if matches!(place, Place::Grid | Place::Block) && (count != 3 || !all_num) {
-                    // Not three numbers: the parser reads no dim3 here, nor may a shape.
-                    for s in &mut self.slots[first..] {
-                        s.role = Role::None;
-                    }
-                }
-                if open.is_empty() {
-                    return (c.i == text.len()).then_some(());
-                }
+            }
+            if open.is_empty() {
+                return (c.i == self.text.len()).then_some(true);
             }
         }
     }
@@ -578,75 +621,149 @@ impl Learner<'_> {
     }
 }
 
-/// A member's role and the place of its value if it is a container; None when the
-/// member makes the event unreadable by role.
-fn member_role(place: Place, key: &[u8]) -> Option<(Role, Place)> {
+/// A member's role and the place of its value if it is a container.
+fn member_role(place: Place, key: &[u8]) -> (Named, Place) {
     let member = match place {
         Place::Top => Member::from_key(key),
         Place::Args => Member::from_arg_key(key),
         _ => None,
     };
-    Some(match member {
-        Some(Member::Ph) => (Role::Ph, Place::Elsewhere),
-        Some(Member::Cat) => (Role::Cat, Place::Elsewhere),
-        Some(Member::Name) => (Role::Name, Place::Elsewhere),
-        Some(Member::Pid) => (Role::Pid, Place::Elsewhere),
-        Some(Member::Tid) => (Role::Tid, Place::Elsewhere),
-        Some(Member::Ts) => (Role::Ts, Place::Elsewhere),
-        Some(Member::Dur) => (Role::Dur, Place::Elsewhere),
-        Some(Member::Id) => (Role::Id, Place::Elsewhere),
-        Some(Member::Args) => (Role::None, Place::Args),
-        Some(Member::Correlation) => (Role::Correlation, Place::Elsewhere),
-        Some(Member::ExternalId) => (Role::ExternalId, Place::Elsewhere),
-        Some(Member::Device) => (Role::Device, Place::Elsewhere),
-        Some(Member::Grid) => (Role::None, Place::Grid),
-        Some(Member::Block) => (Role::None, Place::Block),
-        Some(Member::KernelFile) => (Role::KernelFile, Place::Elsewhere),
-        Some(Member::KernelBackend) => (Role::KernelBackend, Place::Elsewhere),
-        // Kept as raw JSON text by the parser: not readable by role.
-        Some(Member::InputDims | Member::InputType) => return None,
-        None => (Role::None, Place::Elsewhere),
-    })
+    let role = |r: Role| (Named::Role(r), Place::Elsewhere);
+    match member {
+        Some(Member::Ph) => (Named::Ph, Place::Elsewhere),
+        Some(Member::Cat) => (Named::Cat, Place::Elsewhere),
+        Some(Member::Name) => role(Role::Name),
+        Some(Member::Pid) => role(Role::Pid),
+        Some(Member::Tid) => role(Role::Tid),
+        Some(Member::Ts) => role(Role::Ts),
+        Some(Member::Dur) => role(Role::Dur),
+        Some(Member::Id) => role(Role::Id),
+        Some(Member::Args) => (Named::Role(Role::None), Place::Args),
+        Some(Member::Correlation) => role(Role::Correlation),
+        Some(Member::ExternalId) => role(Role::ExternalId),
+        Some(Member::Device) => role(Role::Device),
+        Some(Member::Grid) => (Named::Role(Role::None), Place::Grid),
+        Some(Member::Block) => (Named::Role(Role::None), Place::Block),
+        Some(Member::InputDims) => role(Role::InputDims),
+        Some(Member::InputType) => role(Role::InputType),
+        Some(Member::KernelFile) => role(Role::KernelFile),
+        Some(Member::KernelBackend) => role(Role::KernelBackend),
+        None => role(Role::None),
+    }
 }
 
-/// Whether two equally long byte strings are equal: eight bytes at a time, inline (the
-/// fixed runs between values are short, where a call to `memcmp` costs more than the
-/// compare).
+/// The end of the JSON list at `p`, or None when the bytes there are not one the shapes
+/// read whole: a list of strings without escapes, numbers, literals and such lists,
+/// nested to any depth without recursion. Objects, escapes and anything that is not
+/// JSON give None (the event then goes to the parser, which owns every error).
+#[inline]
+pub(crate) fn raw_end(b: &[u8], p: usize) -> Option<usize> {
+    if b.get(p) != Some(&b'[') {
+        return None;
+    }
+    let ws = |b: &[u8], mut i: usize| {
+        while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            i += 1;
+        }
+        i
+    };
+    let mut depth = 0usize;
+    let mut i = p;
+    loop {
+        // A value is expected at `i` (after whitespace).
+        i = ws(b, i);
+        match *b.get(i)? {
+            b'[' => {
+                depth += 1;
+                i = ws(b, i + 1);
+                if b.get(i) != Some(&b']') {
+                    continue;
+                }
+                // An empty list is a whole value.
+                depth -= 1;
+                i += 1;
+            }
+            b'"' => {
+                i += 1;
+                i += find_string_stop(b.get(i..)?)?;
+                if b.get(i) != Some(&b'"') {
+                    return None;
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => i = number_end(b, i)?,
+            b't' if b.get(i..i + 4) == Some(b"true") => i += 4,
+            b'f' if b.get(i..i + 5) == Some(b"false") => i += 5,
+            b'n' if b.get(i..i + 4) == Some(b"null") => i += 4,
+            _ => return None,
+        }
+        // After a value: `,` (another follows) or `]` (closing lists until a `,`).
+        loop {
+            if depth == 0 {
+                return Some(i);
+            }
+            i = ws(b, i);
+            match *b.get(i)? {
+                b',' => {
+                    i += 1;
+                    break;
+                }
+                b']' => {
+                    depth -= 1;
+                    i += 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// Whether `buf[p..p + n]` equals `fixed[f..f + n]` (None when `buf` is too short).
+/// Sixteen bytes at a time, the last ones masked; `fixed` carries [`PAD`] bytes past its
+/// end, so its loads never fall short. Near the end of `buf`, byte-wise.
 #[inline(always)]
-fn same(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |s: &[u8], at: usize| -> u64 {
-        match s.get(at..at + 8) {
-            Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
-            None => 0,
-        }
-    };
-    let half = |s: &[u8], at: usize| -> u32 {
-        match s.get(at..at + 4) {
-            Some(w) => u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
-            None => 0,
-        }
-    };
-    if n < 8 {
-        // Two overlapping loads cover 4..=7 bytes; shorter runs go byte by byte.
-        return if n >= 4 {
-            half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4)
-        } else {
-            a.iter().zip(b).all(|(x, y)| x == y)
+fn fixed_eq(buf: &[u8], p: usize, fixed: &[u8], f: usize, n: usize) -> Option<bool> {
+    let (mut p, mut f, mut n) = (p, f, n);
+    loop {
+        let (Some(a), Some(b)) = (buf.get(p..p + 16), fixed.get(f..f + 16)) else {
+            return Some(buf.get(p..p + n)? == fixed.get(f..f + n)?);
         };
-    }
-    let mut i = 0;
-    while i + 8 <= n {
-        if word(a, i) != word(b, i) {
-            return false;
+        let eq = eq16(a, b);
+        if n <= 16 {
+            return Some(!eq & ((1u32 << n) - 1) == 0);
         }
-        i += 8;
+        if eq != 0xFFFF {
+            return Some(false);
+        }
+        p += 16;
+        f += 16;
+        n -= 16;
     }
-    // The last, overlapping word covers the tail.
-    i == n || word(a, n - 8) == word(b, n - 8)
+}
+
+/// Bit `i` set when `a[i] == b[i]`, for the first 16 bytes of each (both hold 16).
+#[inline(always)]
+fn eq16(a: &[u8], b: &[u8]) -> u32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::*;
+        assert!(a.len() >= 16 && b.len() >= 16);
+        // SAFETY: SSE2 is enabled at compile time (cfg above); both unaligned loads read
+        // 16 bytes inside their slices (asserted above, which the callers' `get` proves).
+        unsafe {
+            let x = _mm_loadu_si128(a.as_ptr() as *const __m128i);
+            let y = _mm_loadu_si128(b.as_ptr() as *const __m128i);
+            _mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) as u32
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        a.iter()
+            .zip(b)
+            .take(16)
+            .enumerate()
+            .fold(0, |m, (i, (x, y))| m | (u32::from(x == y) << i))
+    }
 }
 
 #[cfg(test)]
@@ -817,18 +934,179 @@ mod tests {
     }
 
     #[test]
-    fn same_compares_every_byte_at_every_length() {
+    fn fixed_eq_compares_every_byte_at_every_length_and_place() {
         let mut rng = fastrand::Rng::with_seed(9);
-        for n in 0..40 {
+        for n in 0..60 {
             let a: Vec<u8> = (0..n).map(|_| rng.u8(..)).collect();
-            assert!(same(&a, &a));
-            for at in 0..n {
-                let mut b = a.clone();
-                b[at] ^= 1 << rng.u8(0..8);
-                assert!(!same(&a, &b), "length {n}, byte {at}");
+            let mut fixed = a.clone();
+            fixed.extend_from_slice(&[0; PAD]);
+            // Far from the end of the bytes (16-byte loads) and right at it (byte-wise).
+            for tail in [0, 5, 40] {
+                let mut buf = a.clone();
+                buf.extend((0..tail).map(|_| rng.u8(..)));
+                assert_eq!(fixed_eq(&buf, 0, &fixed, 0, n), Some(true), "length {n}");
+                for at in 0..n {
+                    let mut b = buf.clone();
+                    b[at] ^= 1 << rng.u8(0..8);
+                    assert_eq!(
+                        fixed_eq(&b, 0, &fixed, 0, n),
+                        Some(false),
+                        "length {n}, byte {at}, tail {tail}"
+                    );
+                }
+            }
+            if n > 0 {
+                assert_eq!(fixed_eq(&a[..n - 1], 0, &fixed, 0, n), None);
             }
         }
-        assert!(!same(b"ab", b"abc"));
+    }
+
+    /// The cursor's end of the value at 0, when it is valid JSON.
+    fn cursor_end(text: &[u8]) -> Option<usize> {
+        let mut c = Cursor::new(text, 0);
+        c.skip_value(&mut Vec::new()).ok().map(|_| c.i)
+    }
+
+    #[test]
+    fn raw_end_reads_lists_as_the_cursor_does() {
+        for (text, end) in [
+            ("[] ", Some(2)),
+            ("[[8, 512, 1024], [], [1024], [1024], []],", Some(40)),
+            (r#"["[1024]", "]]", "[", ""]}"#, Some(25)),
+            (
+                r#"["c10::BFloat16", "ScalarList", null, true, false, -1.5e3]}"#,
+                Some(58),
+            ),
+            ("[ [ [ ] ] , 0 ]", Some(15)),
+            ("[[[[[[[[[[[[1]]]]]]]]]]]]", Some(25)),
+            ("[\n\t1\r\n]", Some(7)),
+        ] {
+            assert_eq!(raw_end(text.as_bytes(), 0), end, "{text}");
+            assert_eq!(cursor_end(text.as_bytes()), end, "{text}");
+        }
+        // What the shapes leave to the parser: objects, escapes, control bytes, bad JSON,
+        // lists the bytes cut short, and values that are not lists.
+        for text in [
+            r#"[{"a":1}]"#,
+            r#"["a\"b"]"#,
+            "[\"a\u{1}b\"]",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "[01]",
+            "[1.]",
+            "[tru]",
+            "[nul, 1]",
+            "[[1]",
+            "[\"abc",
+            "1",
+            "\"[1]\"",
+        ] {
+            assert_eq!(raw_end(text.as_bytes(), 0), None, "{text}");
+        }
+        // A list ends at its own bracket; what follows is the fixed bytes' to check.
+        assert_eq!(raw_end(b"[1]]", 0), Some(3));
+    }
+
+    #[test]
+    fn raw_end_agrees_with_the_cursor_on_random_lists() {
+        let mut rng = fastrand::Rng::with_seed(21);
+        let atoms = [
+            "1", "-0", "12.5", "1e3", "0.25E-2", "\"\"", "\"a]b\"", "\"[,\"", "null", "true",
+            "false", "[]", "[1]",
+        ];
+        let seps = [",", ", ", " ,", ",\n  ", "\t,\r\n"];
+        let noise = b"[],\\\" 0-9.e{";
+        let (mut read, mut tried) = (0, 0);
+        for _ in 0..20_000 {
+            let mut t = String::from("[");
+            let mut depth = 1;
+            let mut first = true;
+            for _ in 0..rng.usize(0..12) {
+                match rng.u8(0..6) {
+                    0 => {
+                        if !first {
+                            t.push_str(seps[rng.usize(0..seps.len())]);
+                        }
+                        t.push('[');
+                        depth += 1;
+                        first = true;
+                        continue;
+                    }
+                    1 if depth > 1 => {
+                        t.push(']');
+                        depth -= 1;
+                    }
+                    _ => {
+                        if !first {
+                            t.push_str(seps[rng.usize(0..seps.len())]);
+                        }
+                        t.push_str(atoms[rng.usize(0..atoms.len())]);
+                    }
+                }
+                first = false;
+            }
+            for _ in 0..depth {
+                t.push(']');
+            }
+            // Often damaged: a byte removed, replaced or added.
+            let mut b = t.into_bytes();
+            if rng.bool() {
+                let at = rng.usize(0..b.len());
+                let c = noise[rng.usize(0..noise.len())];
+                match rng.u8(0..3) {
+                    0 => b[at] = c,
+                    1 => {
+                        b.remove(at);
+                    }
+                    _ => b.insert(at, c),
+                }
+            }
+            b.extend_from_slice(b"}, ");
+            tried += 1;
+            if let Some(end) = raw_end(&b, 0) {
+                read += 1;
+                assert_eq!(Some(end), cursor_end(&b), "{}", String::from_utf8_lossy(&b));
+            }
+        }
+        assert!(read > 5_000 && read < tried, "read {read} of {tried}");
+    }
+
+    #[test]
+    fn input_members_are_read_by_shape_as_the_parser_reads_them() {
+        let learned = r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10.5, "dur": 2, "args": {"External id": 4, "Concrete Inputs": ["", "[1]"], "Input type": ["float", ""], "Input Strides": [[4, 1], []], "Input Dims": [[2, 4], []], "Ev Idx": 3}}"#;
+        let reads = [
+            // Other lengths, nesting, strings holding brackets and commas, literals.
+            r#"{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 11.5, "dur": 3, "args": {"External id": 5, "Concrete Inputs": ["]", "[[", ",", "1.0"], "Input type": ["c10::BFloat16", "Scalar", ""], "Input Strides": [[[1]], [], [2, 3, 4]], "Input Dims": [[8, 512, 1024], [], [1024]], "Ev Idx": 4}} "#,
+            r#"{"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 12, "dur": 1, "args": {"External id": 6, "Concrete Inputs": [], "Input type": [], "Input Strides": [], "Input Dims": [null, true, -1, 2.5e1], "Ev Idx": 5}} "#,
+        ];
+        // A list the shapes do not read whole (an escape, an object, bad JSON) is the
+        // parser's.
+        let others = [
+            r#"{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 11.5, "dur": 3, "args": {"External id": 5, "Concrete Inputs": ["a\"b"], "Input type": [], "Input Strides": [], "Input Dims": [], "Ev Idx": 4}} "#,
+            r#"{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 11.5, "dur": 3, "args": {"External id": 5, "Concrete Inputs": [], "Input type": [], "Input Strides": [{"a": 1}], "Input Dims": [], "Ev Idx": 4}} "#,
+            r#"{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 11.5, "dur": 3, "args": {"External id": 5, "Concrete Inputs": [], "Input type": [], "Input Strides": [], "Input Dims": [1,], "Ev Idx": 4}} "#,
+        ];
+        for wanted in [ALL, ANALYSIS] {
+            let mut shapes = Shapes::default();
+            shapes.learn(learned.as_bytes(), 0, learned.len());
+            for read in reads {
+                shapes.unpredict();
+                let Some((ev, end)) = shapes.read(read.as_bytes(), 0, wanted) else {
+                    panic!("{read} has the shape of {learned}");
+                };
+                let got = (format!("{:?}", Ok::<_, ()>(ev)), end);
+                assert_eq!(got, by_parser(read.as_bytes(), 0, wanted), "{read}");
+                assert!(got.0.contains("input_dims: Some("), "{}", got.0);
+            }
+            for other in others {
+                shapes.unpredict();
+                assert!(
+                    shapes.read(other.as_bytes(), 0, wanted).is_none(),
+                    "{other}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -843,7 +1121,9 @@ mod tests {
         assert!(!learns(r#"{"args":[1]}"#));
         assert!(!learns(r#"{"args":1}"#));
         assert!(!learns(r#"{"na\u006de":"a"}"#));
-        assert!(!learns(r#"{"cat":"cpu_op","args":{"Input Dims":[[1]]}}"#));
+        assert!(!learns(r#"{"cat":["kernel"]}"#));
+        assert!(!learns(r#"{"cat":"cpu_op","args":{"x":{"y":1}}}"#));
+        assert!(learns(r#"{"cat":"cpu_op","args":{"Input Dims":[[1]]}}"#));
         assert!(learns(r#"{"cat":"kernel","args":{"grid":[1,2,3]}}"#));
         assert!(learns(r#"{}"#));
     }
