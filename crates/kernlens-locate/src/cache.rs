@@ -20,9 +20,15 @@ use crate::scan::{
 /// Bytes of hit files kept in memory for ranking; beyond it they are re-read.
 const RETAIN_BUDGET: usize = 256 * 1024 * 1024;
 
+/// One file's hits of one keyword, as the scan saw them.
 #[derive(Debug, Clone)]
 pub(crate) struct FileHit {
     pub(crate) file: u32,
+    /// Occurrences in the file (overlapping ones counted).
+    pub(crate) count: u32,
+    /// The first occurrences' byte offsets (at most `scan::MAX_OFFSETS`):
+    /// all of them when `count` is no larger.
+    pub(crate) offsets: Vec<u32>,
 }
 
 #[derive(Default)]
@@ -53,7 +59,11 @@ impl Cache {
     fn record(&mut self, file: u32, hits: Vec<crate::scan::KwHit>) {
         for h in hits {
             if let Some(list) = self.hits.get_mut(h.kw as usize) {
-                list.push(FileHit { file });
+                list.push(FileHit {
+                    file,
+                    count: h.count,
+                    offsets: h.offsets,
+                });
             }
         }
     }

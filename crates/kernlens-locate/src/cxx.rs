@@ -87,15 +87,20 @@ pub(crate) fn whole_word_offsets(text: &[u8], word: &[u8]) -> Vec<usize> {
         return Vec::new();
     }
     memmem::find_iter(text, word)
-        .filter(|&o| {
-            let before_ok = o == 0 || !is_ident_byte(text[o - 1]) || !is_ident_byte(word[0]);
-            let end = o + word.len();
-            let after_ok = end >= text.len()
-                || !is_ident_byte(text[end])
-                || !word.last().is_some_and(|&b| is_ident_byte(b));
-            before_ok && after_ok
-        })
+        .filter(|&o| whole_word_at(text, word, o))
         .collect()
+}
+
+/// Whether `word`, which occurs at `o` in `text`, is a whole word there: no
+/// identifier byte joins it on a side where the word itself ends in one.
+pub(crate) fn whole_word_at(text: &[u8], word: &[u8], o: usize) -> bool {
+    let before_ok =
+        o == 0 || !is_ident_byte(text[o - 1]) || !word.first().is_some_and(|&b| is_ident_byte(b));
+    let end = o + word.len();
+    let after_ok = end >= text.len()
+        || !is_ident_byte(text[end])
+        || !word.last().is_some_and(|&b| is_ident_byte(b));
+    before_ok && after_ok
 }
 
 fn skip_ws(text: &[u8], mut i: usize) -> usize {

@@ -1,7 +1,11 @@
 //! What a hit proves (locate.md "What a hit proves", locate.md "Ranking and the pass driver: Passes and confidence"; issue rules 2a–2c): the cached facts of one
 //! hit file for one keyword of one name, and the confidence they give.
 
+use memchr::memmem;
+
+use crate::cache::FileHit;
 use crate::compose::{Composed, best_site};
+use crate::cxx::whole_word_at;
 use crate::definition::{Classified, HitKind, Query, classify_hits};
 use crate::locator::Locator;
 use crate::python::PySymbols;
@@ -39,16 +43,23 @@ impl Locator {
     /// or docstrings). `composed_name` is the launched name in the prefix pass.
     pub(crate) fn facts(
         &mut self,
-        id: u32,
+        hit: &FileHit,
         kw: &str,
         query: Query<'_>,
         composed_name: Option<&str>,
     ) -> Option<Facts> {
+        let id = hit.file;
         let key = (id, kw.to_owned(), query_key(query, composed_name));
         if let Some(f) = self.cache.facts.get(&key) {
             return f.clone();
         }
         let bytes = self.bytes_of(id)?;
+        if !may_be_evidence(&bytes, kw, hit) {
+            // Most hit files hold the keyword only inside longer
+            // identifiers: they are answered without being analysed.
+            self.cache.facts.insert(key, None);
+            return None;
+        }
         let analysis = self.analysis_of(id, &bytes)?;
         let class = classify_hits(&analysis, &bytes, kw, query);
         let composed = composed_name.and_then(|name| {
@@ -90,6 +101,41 @@ impl Locator {
         };
         self.cache.facts.insert(key, facts.clone());
         facts
+    }
+}
+
+/// Whether a hit file can be evidence for `kw` at all, judged from the
+/// keyword's occurrences alone (the scan's, or found again when it kept only
+/// the first ones). Everything [`Locator::facts`] and the launch-site rename
+/// look for needs one of two: a definition, a mention or a renaming literal
+/// spells `kw` or `_kw` as a whole identifier (rule 2a), and a composing
+/// site or an embedded kernel source is a string literal whose text starts
+/// with `kw`, a quote right before it (rules 2c, 2i). A file with neither is
+/// no evidence, whatever its analysis would say, so it is not analysed.
+pub(crate) fn may_be_evidence(bytes: &[u8], kw: &str, hit: &FileHit) -> bool {
+    let word = kw.as_bytes();
+    let underscored = (!kw.starts_with('_')).then(|| format!("_{kw}"));
+    let counts = |o: usize| {
+        if bytes.get(o..).is_none_or(|rest| !rest.starts_with(word)) {
+            // Offsets of another version of the file: judged by the analysis.
+            return true;
+        }
+        if whole_word_at(bytes, word, o) {
+            return true;
+        }
+        let before = o.checked_sub(1).map(|b| bytes[b]);
+        if matches!(before, Some(b'"' | b'\'')) {
+            return true;
+        }
+        before == Some(b'_')
+            && underscored
+                .as_deref()
+                .is_some_and(|u| whole_word_at(bytes, u.as_bytes(), o - 1))
+    };
+    if hit.offsets.len() >= hit.count as usize {
+        hit.offsets.iter().any(|&o| counts(o as usize))
+    } else {
+        memmem::find_iter(bytes, word).any(counts)
     }
 }
 

@@ -11,6 +11,7 @@ use crate::cache::FileHit;
 use crate::compose::Composed;
 use crate::cxx::{macro_like, object_macro_value, scope_matches};
 use crate::definition::{Classified, FileAnalysis, HitKind, Query, class_definition_line};
+use crate::evidence::may_be_evidence;
 use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
 use crate::python::PySymbols;
@@ -125,7 +126,7 @@ impl Locator {
             if entry.state != FileState::Scannable {
                 continue;
             }
-            let Some(mut facts) = self.facts(h.file, kw, query, composed_name) else {
+            let Some(mut facts) = self.facts(h, kw, query, composed_name) else {
                 continue;
             };
             if let (Some(d), Some(q)) = (facts.class.deferred.take(), query.qualifiers)
@@ -238,6 +239,13 @@ impl Locator {
     ) -> Vec<Ranked> {
         let mut aliases: Vec<(String, String)> = Vec::new();
         for h in hits {
+            // A renaming literal spells the keyword as a whole string.
+            let Some(bytes) = self.bytes_of(h.file) else {
+                continue;
+            };
+            if !may_be_evidence(&bytes, kw, h) {
+                continue;
+            }
             let Some((_, bytes, analysis)) = self.loaded(h.file) else {
                 continue;
             };
