@@ -24,11 +24,10 @@ const RETAIN_BUDGET: usize = 256 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub(crate) struct FileHit {
     pub(crate) file: u32,
-    /// Occurrences in the file (overlapping ones counted).
-    pub(crate) count: u32,
-    /// The first occurrences' byte offsets (at most `scan::MAX_OFFSETS`):
-    /// all of them when `count` is no larger.
-    pub(crate) offsets: Vec<u32>,
+    /// The file may be evidence for the keyword
+    /// ([`crate::evidence::may_be_evidence`]); when false it holds the keyword
+    /// only inside longer identifiers and is not read again.
+    pub(crate) evidence: bool,
 }
 
 #[derive(Default)]
@@ -61,8 +60,7 @@ impl Cache {
             if let Some(list) = self.hits.get_mut(h.kw as usize) {
                 list.push(FileHit {
                     file,
-                    count: h.count,
-                    offsets: h.offsets,
+                    evidence: h.evidence,
                 });
             }
         }

@@ -77,7 +77,7 @@ pub(crate) fn blank_comments(src: &[u8]) -> Vec<u8> {
     out
 }
 
-fn is_ident_byte(b: u8) -> bool {
+pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 

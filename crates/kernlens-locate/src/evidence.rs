@@ -5,7 +5,7 @@ use memchr::memmem;
 
 use crate::cache::FileHit;
 use crate::compose::{Composed, best_site};
-use crate::cxx::whole_word_at;
+use crate::cxx::{is_ident_byte, whole_word_at};
 use crate::definition::{Classified, HitKind, Query, classify_hits};
 use crate::locator::Locator;
 use crate::python::PySymbols;
@@ -53,13 +53,13 @@ impl Locator {
         if let Some(f) = self.cache.facts.get(&key) {
             return f.clone();
         }
-        let bytes = self.bytes_of(id)?;
-        if !may_be_evidence(&bytes, kw, hit) {
-            // Most hit files hold the keyword only inside longer
-            // identifiers: they are answered without being analysed.
+        if !hit.evidence {
+            // The keyword only inside longer identifiers: answered without
+            // reading the file.
             self.cache.facts.insert(key, None);
             return None;
         }
+        let bytes = self.bytes_of(id)?;
         let analysis = self.analysis_of(id, &bytes)?;
         let class = classify_hits(&analysis, &bytes, kw, query);
         let composed = composed_name.and_then(|name| {
@@ -104,39 +104,46 @@ impl Locator {
     }
 }
 
-/// Whether a hit file can be evidence for `kw` at all, judged from the
-/// keyword's occurrences alone (the scan's, or found again when it kept only
-/// the first ones). Everything [`Locator::facts`] and the launch-site rename
-/// look for needs one of two: a definition, a mention or a renaming literal
-/// spells `kw` or `_kw` as a whole identifier (rule 2a), and a composing
-/// site or an embedded kernel source is a string literal whose text starts
-/// with `kw`, a quote right before it (rules 2c, 2i). A file with neither is
-/// no evidence, whatever its analysis would say, so it is not analysed.
-pub(crate) fn may_be_evidence(bytes: &[u8], kw: &str, hit: &FileHit) -> bool {
-    let word = kw.as_bytes();
-    let underscored = (!kw.starts_with('_')).then(|| format!("_{kw}"));
+/// Whether a file can be evidence for keyword `kw` at all, judged in the
+/// scan from the keyword's occurrences alone: `count` of them, the first at
+/// `offsets` (the rest are found again when there are more).
+///
+/// Everything [`Locator::facts`] and the rules after it look for needs one
+/// of two: a definition, a mention, a class, a `#define` or a renaming
+/// literal spells `kw` or `_kw` as a whole identifier (rule 2a), and a
+/// composing site or an embedded kernel source is a string literal whose
+/// text starts with `kw`, a quote right before it (rules 2c, 2i). A file
+/// with neither is no evidence whatever its analysis would say, so it is
+/// neither kept in memory nor analysed; in framework trees most hit files
+/// hold a keyword only inside longer identifiers.
+pub(crate) fn may_be_evidence(bytes: &[u8], kw: &[u8], count: u32, offsets: &[u32]) -> bool {
+    let underscored = kw.first() != Some(&b'_');
     let counts = |o: usize| {
-        if bytes.get(o..).is_none_or(|rest| !rest.starts_with(word)) {
-            // Offsets of another version of the file: judged by the analysis.
+        if whole_word_at(bytes, kw, o) {
             return true;
         }
-        if whole_word_at(bytes, word, o) {
-            return true;
+        match o.checked_sub(1).map(|b| bytes[b]) {
+            Some(b'"' | b'\'') => true,
+            // `_kw` as a whole identifier: what `whole_word_at` says of it.
+            Some(b'_') if underscored => {
+                let before_ok = o < 2 || !is_ident_byte(bytes[o - 2]);
+                let end = o + kw.len();
+                let after_ok = end >= bytes.len()
+                    || !is_ident_byte(bytes[end])
+                    || !kw.last().is_some_and(|&b| is_ident_byte(b));
+                before_ok && after_ok
+            }
+            _ => false,
         }
-        let before = o.checked_sub(1).map(|b| bytes[b]);
-        if matches!(before, Some(b'"' | b'\'')) {
-            return true;
-        }
-        before == Some(b'_')
-            && underscored
-                .as_deref()
-                .is_some_and(|u| whole_word_at(bytes, u.as_bytes(), o - 1))
     };
-    if hit.offsets.len() >= hit.count as usize {
-        hit.offsets.iter().any(|&o| counts(o as usize))
-    } else {
-        memmem::find_iter(bytes, word).any(counts)
+    if offsets.iter().any(|&o| counts(o as usize)) {
+        return true;
     }
+    let Some(&last) = offsets.last() else {
+        return false;
+    };
+    count as usize > offsets.len()
+        && memmem::find_iter(&bytes[last as usize + 1..], kw).any(|o| counts(last as usize + 1 + o))
 }
 
 /// What the best file of a pass proves, or `None` when it only mentions the

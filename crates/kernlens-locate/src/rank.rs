@@ -11,7 +11,6 @@ use crate::cache::FileHit;
 use crate::compose::Composed;
 use crate::cxx::{macro_like, object_macro_value, scope_matches};
 use crate::definition::{Classified, FileAnalysis, HitKind, Query, class_definition_line};
-use crate::evidence::may_be_evidence;
 use crate::keywords::KeywordPlan;
 use crate::locator::Locator;
 use crate::python::PySymbols;
@@ -172,7 +171,8 @@ impl Locator {
                 None => {
                     self.scan_extra(c);
                     let mut value = None;
-                    for h in self.hits_of(c) {
+                    // A `#define` spells the name as a whole identifier.
+                    for h in self.hits_of(c).iter().filter(|h| h.evidence) {
                         let Some((_, _, analysis)) = self.loaded(h.file) else {
                             continue;
                         };
@@ -240,10 +240,7 @@ impl Locator {
         let mut aliases: Vec<(String, String)> = Vec::new();
         for h in hits {
             // A renaming literal spells the keyword as a whole string.
-            let Some(bytes) = self.bytes_of(h.file) else {
-                continue;
-            };
-            if !may_be_evidence(&bytes, kw, h) {
+            if !h.evidence {
                 continue;
             }
             let Some((_, bytes, analysis)) = self.loaded(h.file) else {
@@ -307,7 +304,8 @@ impl Locator {
         launcher_file: Option<&Path>,
     ) -> Vec<Ranked> {
         let mut out = Vec::new();
-        for h in hits {
+        // A class definition spells the name as a whole identifier.
+        for h in hits.iter().filter(|h| h.evidence) {
             let Some((entry, _, analysis)) = self.loaded(h.file) else {
                 continue;
             };
