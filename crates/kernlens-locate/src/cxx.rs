@@ -31,6 +31,11 @@ pub(crate) fn blank_comments(src: &[u8]) -> Vec<u8> {
     let mut out = src.to_vec();
     let mut i = 0;
     while i < src.len() {
+        // Only a slash or a quote can start what this blanks or skips.
+        i = memchr::memchr3(b'/', b'"', b'\'', &src[i..]).map_or(src.len(), |p| i + p);
+        if i >= src.len() {
+            break;
+        }
         match src[i] {
             b'/' if src.get(i + 1) == Some(&b'/') => {
                 while i < src.len() && src[i] != b'\n' {
@@ -488,8 +493,8 @@ pub(crate) fn namespace_scopes(blanked: &[u8]) -> Vec<NamespaceScope> {
     let mut out: Vec<NamespaceScope> = Vec::new();
     // Open braces: Some(index into `out`) for a namespace body.
     let mut stack: Vec<Option<usize>> = Vec::new();
-    for (i, &b) in blanked.iter().enumerate() {
-        match b {
+    for i in memchr::memchr2_iter(b'{', b'}', blanked) {
+        match blanked[i] {
             b'{' => {
                 let c_linkage = ends_with_extern_c(&blanked[..i]);
                 let names = namespace_head(&blanked[..i]).or(c_linkage.then(Vec::new));

@@ -504,6 +504,22 @@ fn admitted(name: &std::ffi::OsStr, extensions: &[String]) -> bool {
     })
 }
 
+/// The order of `Path`'s `Ord` (component by component) for the walked
+/// paths of one root, compared on their bytes: with no empty, `.` or `..`
+/// components, comparing components is comparing the bytes with `/` below
+/// every other byte. `Path`'s own comparison parses components and cost ~10%
+/// of a small tree's ranking thread.
+fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    let (a, b) = (
+        a.as_os_str().as_encoded_bytes(),
+        b.as_os_str().as_encoded_bytes(),
+    );
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    // `/` sorts first; every other byte keeps its order above it.
+    let rank = |c: Option<&u8>| c.map(|&c| if c == b'/' { 0 } else { u16::from(c) + 1 });
+    rank(a.get(same)).cmp(&rank(b.get(same)))
+}
+
 /// Walks every root once, in parallel, and scans each admitted file as it is
 /// found. Returns the files sorted by (root, path).
 pub(crate) fn walk_and_scan(
@@ -645,7 +661,12 @@ pub(crate) fn walk_and_scan(
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default(),
     };
-    all.sort_by(|a, b| (a.entry.root, &a.entry.path).cmp(&(b.entry.root, &b.entry.path)));
+    all.sort_by(|a, b| {
+        a.entry
+            .root
+            .cmp(&b.entry.root)
+            .then_with(|| path_order(&a.entry.path, &b.entry.path))
+    });
     // Hard links and file symlinks: one entry per (device, inode), the first
     // in root order then path order.
     let mut seen = foldhash::HashSet::default();
