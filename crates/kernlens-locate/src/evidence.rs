@@ -182,3 +182,40 @@ fn repr_site(symbols: &PySymbols, bytes: &[u8], kw: &str, name: &str) -> Option<
         })
         .max_by_key(|c| c.literal_chars)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::may_be_evidence;
+
+    /// Every occurrence of `kw` in `text`, the scan's way: the first 16 kept.
+    fn judged(text: &str, kw: &str) -> bool {
+        let all: Vec<u32> = memchr::memmem::find_iter(text.as_bytes(), kw.as_bytes())
+            .map(|o| o as u32)
+            .collect();
+        let kept = &all[..all.len().min(crate::scan::MAX_OFFSETS)];
+        may_be_evidence(text.as_bytes(), kw.as_bytes(), all.len() as u32, kept)
+    }
+
+    #[test]
+    fn only_inside_longer_identifiers_is_no_evidence() {
+        assert!(!judged("x = scaled_foo_fwd(1)\nfoo_fwd_2 = 3\n", "foo_fwd"));
+        // `x_foo` is not `_foo`: the `_` belongs to a longer identifier.
+        assert!(!judged("x_foo_fwd()\n", "foo_fwd"));
+    }
+
+    #[test]
+    fn a_whole_identifier_an_underscored_one_or_a_literal_start_may_be() {
+        assert!(judged("def foo_fwd(x):\n", "foo_fwd"));
+        assert!(judged("def _foo_fwd(x):\n", "foo_fwd"));
+        assert!(judged("name = f\"foo_fwd_{n}\"\n", "foo_fwd"));
+        assert!(judged("k[grid](x, NAME='foo_fwd')\n", "foo_fwd"));
+    }
+
+    #[test]
+    fn occurrences_past_the_kept_offsets_are_searched_again() {
+        let mut text = "scaled_foo_fwd()\n".repeat(20);
+        assert!(!judged(&text, "foo_fwd"));
+        text.push_str("foo_fwd()\n");
+        assert!(judged(&text, "foo_fwd"));
+    }
+}
