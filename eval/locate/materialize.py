@@ -152,8 +152,12 @@ def make_pip(dest, tree, spec, staging):
         if not os.path.isfile(whl):
             name, version = filename.split("-")[:2]
             req = f"{name.replace('_', '-')}=={version}"
+            # The file is pinned by name and hash, so the package's Requires-Python
+            # is not checked: an abi3 wheel's tag names the oldest Python (cp38)
+            # while the package may require a newer one.
             cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
-                   ":all:", *pip_download_args(filename), "-d", downloads, req]
+                   ":all:", "--ignore-requires-python", *pip_download_args(filename),
+                   "-d", downloads, req]
             print("  $", " ".join(cmd), flush=True)
             subprocess.run(cmd, check=True)
             if not os.path.isfile(whl):

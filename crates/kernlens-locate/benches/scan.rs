@@ -1,5 +1,5 @@
 //! Criterion benches of the scan and the keyword planning (issue 21 items 3
-//! and 4): the first `locate_many` of the 50 real-tree names (260 keywords,
+//! and 4): the first `locate_many` of the 50 real-tree names (175 keywords,
 //! `real_tree_names.txt`) over a generated tree, where most files hit no
 //! keyword and the walk and the scan are the cost; and planning a
 //! 100k-character name of 50k segments.

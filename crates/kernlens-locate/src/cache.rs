@@ -20,9 +20,14 @@ use crate::scan::{
 /// Bytes of hit files kept in memory for ranking; beyond it they are re-read.
 const RETAIN_BUDGET: usize = 256 * 1024 * 1024;
 
+/// One file's hits of one keyword, as the scan saw them.
 #[derive(Debug, Clone)]
 pub(crate) struct FileHit {
     pub(crate) file: u32,
+    /// The file may be evidence for the keyword
+    /// ([`crate::evidence::may_be_evidence`]); when false it holds the keyword
+    /// only inside longer identifiers and is not read again.
+    pub(crate) evidence: bool,
 }
 
 #[derive(Default)]
@@ -53,7 +58,10 @@ impl Cache {
     fn record(&mut self, file: u32, hits: Vec<crate::scan::KwHit>) {
         for h in hits {
             if let Some(list) = self.hits.get_mut(h.kw as usize) {
-                list.push(FileHit { file });
+                list.push(FileHit {
+                    file,
+                    evidence: h.evidence,
+                });
             }
         }
     }

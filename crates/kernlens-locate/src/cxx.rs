@@ -31,6 +31,11 @@ pub(crate) fn blank_comments(src: &[u8]) -> Vec<u8> {
     let mut out = src.to_vec();
     let mut i = 0;
     while i < src.len() {
+        // Only a slash or a quote can start what this blanks or skips.
+        i = memchr::memchr3(b'/', b'"', b'\'', &src[i..]).map_or(src.len(), |p| i + p);
+        if i >= src.len() {
+            break;
+        }
         match src[i] {
             b'/' if src.get(i + 1) == Some(&b'/') => {
                 while i < src.len() && src[i] != b'\n' {
@@ -77,7 +82,7 @@ pub(crate) fn blank_comments(src: &[u8]) -> Vec<u8> {
     out
 }
 
-fn is_ident_byte(b: u8) -> bool {
+pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
@@ -87,15 +92,20 @@ pub(crate) fn whole_word_offsets(text: &[u8], word: &[u8]) -> Vec<usize> {
         return Vec::new();
     }
     memmem::find_iter(text, word)
-        .filter(|&o| {
-            let before_ok = o == 0 || !is_ident_byte(text[o - 1]) || !is_ident_byte(word[0]);
-            let end = o + word.len();
-            let after_ok = end >= text.len()
-                || !is_ident_byte(text[end])
-                || !word.last().is_some_and(|&b| is_ident_byte(b));
-            before_ok && after_ok
-        })
+        .filter(|&o| whole_word_at(text, word, o))
         .collect()
+}
+
+/// Whether `word`, which occurs at `o` in `text`, is a whole word there: no
+/// identifier byte joins it on a side where the word itself ends in one.
+pub(crate) fn whole_word_at(text: &[u8], word: &[u8], o: usize) -> bool {
+    let before_ok =
+        o == 0 || !is_ident_byte(text[o - 1]) || !word.first().is_some_and(|&b| is_ident_byte(b));
+    let end = o + word.len();
+    let after_ok = end >= text.len()
+        || !is_ident_byte(text[end])
+        || !word.last().is_some_and(|&b| is_ident_byte(b));
+    before_ok && after_ok
 }
 
 fn skip_ws(text: &[u8], mut i: usize) -> usize {
@@ -483,8 +493,8 @@ pub(crate) fn namespace_scopes(blanked: &[u8]) -> Vec<NamespaceScope> {
     let mut out: Vec<NamespaceScope> = Vec::new();
     // Open braces: Some(index into `out`) for a namespace body.
     let mut stack: Vec<Option<usize>> = Vec::new();
-    for (i, &b) in blanked.iter().enumerate() {
-        match b {
+    for i in memchr::memchr2_iter(b'{', b'}', blanked) {
+        match blanked[i] {
             b'{' => {
                 let c_linkage = ends_with_extern_c(&blanked[..i]);
                 let names = namespace_head(&blanked[..i]).or(c_linkage.then(Vec::new));

@@ -10,7 +10,7 @@ use crate::cxx::{
     kernel_macros, macro_like, namespace_scopes, native_hits, scope_at, scope_matches,
     trampoline_param, whole_word_offsets,
 };
-use crate::python::{PySymbols, scan_python};
+use crate::python::{PySymbols, scan_python_bytes};
 use crate::shape::NameShape;
 use crate::triton_repr::always_suffixed;
 
@@ -92,7 +92,7 @@ impl FileAnalysis {
             .map(|e| e.to_string_lossy().to_ascii_lowercase())
             .unwrap_or_default();
         let lang = match ext.as_str() {
-            "py" => Lang::Python(scan_python(&String::from_utf8_lossy(bytes))),
+            "py" => Lang::Python(scan_python_bytes(bytes)),
             #[cfg(feature = "rust-gpu")]
             "rs" => Lang::Rust(crate::rust_gpu::functions(bytes)),
             e if kernlens_ident::NATIVE_EXTENSIONS

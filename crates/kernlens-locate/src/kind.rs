@@ -8,7 +8,7 @@ pub use kernlens_ident::SourceKind;
 use kernlens_ident::{NATIVE_EXTENSIONS, vendor_of};
 
 use crate::keywords::{base_and_qualifier, keywords_for};
-use crate::python::scan_python;
+use crate::python::scan_python_bytes;
 
 /// Path fragments of runtime-generated caches (compared lower-cased, `\` as `/`).
 pub const RUNTIME_GENERATED_MARKERS: &[&str] = &[
@@ -168,7 +168,7 @@ pub fn source_kind_for(name: &str, path: Option<&Path>, ctx: &KindContext) -> So
                 return SourceKind::FlyDsl;
             }
             if let Ok(text) = std::fs::read(p) {
-                let symbols = scan_python(&String::from_utf8_lossy(&text));
+                let symbols = scan_python_bytes(&text);
                 let symbol = traced_symbol(name);
                 if symbols
                     .defs

@@ -144,7 +144,6 @@ pub fn is_flydsl_decorator(dotted: &str) -> bool {
 struct Logical {
     line: usize,
     indent: usize,
-    code: Vec<u8>,
 }
 
 struct Scanner<'a> {
@@ -159,12 +158,33 @@ struct Scanner<'a> {
 }
 
 /// Scans Python source text.
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn scan_python(text: &str) -> PySymbols {
+    scan_python_bytes(text.as_bytes())
+}
+
+/// Bytes that end a run the scanner copies into the logical line unread:
+/// comments, quotes, line ends, continuations and brackets.
+const SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut k = 0;
+    let special = b"#'\"\\\n\r()[]{}";
+    while k < special.len() {
+        t[special[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
+/// Scans Python source bytes. Offsets are the file's own, so a file that is
+/// not valid UTF-8 is read as it is (identifiers are decoded lossily), never
+/// through a decoded copy whose offsets would differ from the file's.
+pub(crate) fn scan_python_bytes(bytes: &[u8]) -> PySymbols {
     // Python ends a line at a lone CR too (old Mac line endings). Turning each lone CR
     // into LF keeps every byte offset and lets one line rule serve all three endings.
     let normalized: Vec<u8>;
-    let src = if memchr::memchr(b'\r', text.as_bytes()).is_some() {
-        let b = text.as_bytes();
+    let src = if memchr::memchr(b'\r', bytes).is_some() {
+        let b = bytes;
         normalized = b
             .iter()
             .enumerate()
@@ -178,7 +198,7 @@ pub fn scan_python(text: &str) -> PySymbols {
             .collect();
         &normalized[..]
     } else {
-        text.as_bytes()
+        bytes
     };
     let mut s = Scanner {
         src,
@@ -192,6 +212,8 @@ pub fn scan_python(text: &str) -> PySymbols {
     let mut i = 0;
     let mut line = 1usize;
     let mut logical: Option<Logical> = None;
+    // The current logical line's code (strings as `""`), one buffer reused.
+    let mut code: Vec<u8> = Vec::new();
     let mut depth = 0usize;
     let mut continued = false;
     while i < src.len() {
@@ -209,9 +231,7 @@ pub fn scan_python(text: &str) -> PySymbols {
             if src[j] == b'#' || src[j] == b'\n' || src[j] == b'\r' {
                 // Blank or comment line: not a logical line.
                 let start = j;
-                while j < src.len() && src[j] != b'\n' {
-                    j += 1;
-                }
+                j = memchr::memchr(b'\n', &src[j..]).map_or(src.len(), |p| j + p);
                 if src[start] == b'#' {
                     s.out.comments.push((start, j));
                 }
@@ -220,34 +240,26 @@ pub fn scan_python(text: &str) -> PySymbols {
                 continue;
             }
             s.logical_strings = s.out.strings.len();
-            logical = Some(Logical {
-                line,
-                indent,
-                code: Vec::new(),
-            });
+            logical = Some(Logical { line, indent });
+            code.clear();
             i = j;
             continue;
         }
-        let Some(cur) = logical.as_mut() else {
-            continue;
-        };
         let c = src[i];
         match c {
             b'#' => {
                 let start = i;
-                while i < src.len() && src[i] != b'\n' {
-                    i += 1;
-                }
+                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |p| i + p);
                 s.out.comments.push((start, i));
             }
             b'\'' | b'"' => {
-                let (next, lines) = s.string(i, line, &mut cur.code);
+                let (next, lines) = s.string(i, line, &mut code);
                 line += lines;
                 i = next;
             }
             b'\\' if src.get(i + 1) == Some(&b'\n') => {
                 continued = true;
-                cur.code.push(b' ');
+                code.push(b' ');
                 i += 2;
                 line += 1;
             }
@@ -256,12 +268,22 @@ pub fn scan_python(text: &str) -> PySymbols {
                 i += 1;
                 if depth == 0 && !continued {
                     if let Some(done) = logical.take() {
-                        s.finish(done, line - 1);
+                        s.finish(done, &code, line - 1);
                     }
                 } else {
-                    cur.code.push(b' ');
+                    code.push(b' ');
                 }
                 continued = false;
+            }
+            _ if !SPECIAL[c as usize] => {
+                // A run of ordinary bytes, copied at once.
+                let end = src[i..]
+                    .iter()
+                    .position(|&b| SPECIAL[b as usize])
+                    .map_or(src.len(), |p| i + p);
+                code.extend_from_slice(&src[i..end]);
+                continued = false;
+                i = end;
             }
             _ => {
                 match c {
@@ -270,7 +292,7 @@ pub fn scan_python(text: &str) -> PySymbols {
                     _ => {}
                 }
                 if c != b'\r' {
-                    cur.code.push(c);
+                    code.push(c);
                 }
                 continued = false;
                 i += 1;
@@ -278,7 +300,7 @@ pub fn scan_python(text: &str) -> PySymbols {
         }
     }
     if let Some(done) = logical.take() {
-        s.finish(done, line);
+        s.finish(done, &code, line);
     }
     let end = s.last_logical_end.max(line.saturating_sub(1)).max(1);
     for idx in s.open_defs.drain(..) {
@@ -317,6 +339,9 @@ impl Scanner<'_> {
         let mut lines = 0;
         let end;
         loop {
+            // Only a quote, a backslash or a line end can end the literal.
+            i = memchr::memchr3(q, b'\\', b'\n', &src[i.min(src.len())..])
+                .map_or(src.len(), |p| i + p);
             if i >= src.len() {
                 end = src.len();
                 break;
@@ -368,7 +393,7 @@ impl Scanner<'_> {
         (after, lines)
     }
 
-    fn finish(&mut self, logical: Logical, end_line: usize) {
+    fn finish(&mut self, logical: Logical, code: &[u8], end_line: usize) {
         while let Some(&top) = self.open_defs.last() {
             if self.out.defs[top].indent >= logical.indent {
                 self.out.defs[top].end_line = self.last_logical_end.max(self.out.defs[top].line);
@@ -378,8 +403,12 @@ impl Scanner<'_> {
             }
         }
         self.last_logical_end = end_line;
-        let code = String::from_utf8_lossy(&logical.code);
-        let text = code.trim();
+        // Valid UTF-8 (nearly every line) is read in place.
+        let decoded = match std::str::from_utf8(code) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(code),
+        };
+        let text = decoded.trim();
         // A statement of string literals only (each left `""` in `code`).
         if !text.is_empty() && text.bytes().all(|b| b == b'"' || b.is_ascii_whitespace()) {
             for s in &mut self.out.strings[self.logical_strings..] {
@@ -466,7 +495,7 @@ impl Scanner<'_> {
         self.pending.clear();
         self.pending_repr = None;
         if logical.indent == 0
-            && let Some(name) = assignment_target(&logical.code)
+            && let Some(name) = assignment_target(code)
         {
             self.out.assignments.push(PyAssign {
                 name,

@@ -125,7 +125,7 @@ impl Locator {
             if entry.state != FileState::Scannable {
                 continue;
             }
-            let Some(mut facts) = self.facts(h.file, kw, query, composed_name) else {
+            let Some(mut facts) = self.facts(h, kw, query, composed_name) else {
                 continue;
             };
             if let (Some(d), Some(q)) = (facts.class.deferred.take(), query.qualifiers)
@@ -171,7 +171,8 @@ impl Locator {
                 None => {
                     self.scan_extra(c);
                     let mut value = None;
-                    for h in self.hits_of(c) {
+                    // A `#define` spells the name as a whole identifier.
+                    for h in self.hits_of(c).iter().filter(|h| h.evidence) {
                         let Some((_, _, analysis)) = self.loaded(h.file) else {
                             continue;
                         };
@@ -238,6 +239,10 @@ impl Locator {
     ) -> Vec<Ranked> {
         let mut aliases: Vec<(String, String)> = Vec::new();
         for h in hits {
+            // A renaming literal spells the keyword as a whole string.
+            if !h.evidence {
+                continue;
+            }
             let Some((_, bytes, analysis)) = self.loaded(h.file) else {
                 continue;
             };
@@ -299,7 +304,8 @@ impl Locator {
         launcher_file: Option<&Path>,
     ) -> Vec<Ranked> {
         let mut out = Vec::new();
-        for h in hits {
+        // A class definition spells the name as a whole identifier.
+        for h in hits.iter().filter(|h| h.evidence) {
             let Some((entry, _, analysis)) = self.loaded(h.file) else {
                 continue;
             };

@@ -13,6 +13,8 @@ use std::time::SystemTime;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, packed};
 use ignore::{WalkBuilder, WalkState};
 
+use crate::evidence::may_be_evidence;
+
 /// Offsets kept per (file, keyword).
 pub(crate) const MAX_OFFSETS: usize = 16;
 /// The binary check looks for a NUL byte in this many leading bytes.
@@ -39,14 +41,19 @@ pub const DEFAULT_SKIP_DIRS: &[&str] = &[
     "CMakeFiles",
 ];
 
-/// Anchors searched by one packed (Teddy) searcher at most. Its cost grows
-/// with the anchors per bucket (16 buckets): on vLLM, SGLang and torch trees
-/// two passes of 38 anchors beat one of 64 plus one of 11 by 10–15 %, and
-/// more passes of fewer anchors gained nothing.
-const TEDDY_CHUNK: usize = 40;
-/// Packed passes at most; a larger anchor set takes one automaton pass (a DFA
-/// costs about as much as four passes).
+/// Anchors searched by one packed (Teddy) searcher, at least (the last
+/// chunk may hold fewer). Teddy's cost grows with the anchors per bucket (8
+/// buckets up to 32 patterns): over the 57 anchors of the 50 bench names,
+/// in memory, four passes of 15 took 0.72–0.92× the time of two passes of
+/// 29 on sglang, vllm and flash-attention (best of 9, loaded host), and
+/// eight passes of 8 or one of 57 more than either.
+const TEDDY_CHUNK: usize = 16;
+/// Packed passes at most; a larger anchor set takes fewer, larger chunks up
+/// to `MAX_PACKED_ANCHORS`, then one automaton pass (a DFA costs about as
+/// much as four passes).
 const MAX_TEDDY_CHUNKS: usize = 4;
+/// Anchors searched by packed searchers at most.
+const MAX_PACKED_ANCHORS: usize = 160;
 /// Anchor bytes up to which the automaton fallback is a DFA: DFA
 /// construction grows faster than linearly on long periodic keywords.
 const MAX_DFA_ANCHOR_BYTES: usize = 64 * 1024;
@@ -175,9 +182,10 @@ fn anchors_of(texts: &[&[u8]]) -> Option<(Vec<u32>, Vec<(u32, usize)>)> {
 
 impl AnchorSearch {
     fn new(anchors: &[&[u8]], packed: bool) -> Option<AnchorSearch> {
-        if packed && anchors.len() <= TEDDY_CHUNK * MAX_TEDDY_CHUNKS {
-            // Balanced chunks: 75 anchors are two of 38, not 40 and 35.
-            let size = anchors.len().div_ceil(anchors.len().div_ceil(TEDDY_CHUNK));
+        if packed && anchors.len() <= MAX_PACKED_ANCHORS {
+            // Balanced chunks: 57 anchors are four of 15, not three of 16 and one of 9.
+            let chunk = TEDDY_CHUNK.max(anchors.len().div_ceil(MAX_TEDDY_CHUNKS));
+            let size = anchors.len().div_ceil(anchors.len().div_ceil(chunk));
             let packed: Option<Vec<(packed::Searcher, usize)>> = anchors
                 .chunks(size)
                 .enumerate()
@@ -243,6 +251,9 @@ pub(crate) struct KwHit {
     pub kw: u32,
     pub count: u32,
     pub offsets: Vec<u32>,
+    /// The file may be evidence for the keyword
+    /// ([`crate::evidence::may_be_evidence`]).
+    pub evidence: bool,
 }
 
 /// Per-thread scratch space for counting hits without allocating per file.
@@ -278,6 +289,7 @@ pub(crate) fn scan_bytes(p: &Patterns, hay: &[u8], scratch: &mut Scratch) -> Vec
                     kw: u,
                     count: 0,
                     offsets: Vec::new(),
+                    evidence: false,
                 });
             }
             let h = &mut hits[*s as usize];
@@ -288,8 +300,9 @@ pub(crate) fn scan_bytes(p: &Patterns, hay: &[u8], scratch: &mut Scratch) -> Vec
         }
     });
     let mut out = Vec::with_capacity(hits.len());
-    for h in hits.drain(..) {
+    for mut h in hits.drain(..) {
         slot[h.kw as usize] = u32::MAX;
+        h.evidence = may_be_evidence(hay, &p.texts[h.kw as usize], h.count, &h.offsets);
         let pats = &p.patterns_of[h.kw as usize];
         for (i, &pi) in pats.iter().enumerate() {
             let kw = p.ids[pi as usize];
@@ -301,6 +314,7 @@ pub(crate) fn scan_bytes(p: &Patterns, hay: &[u8], scratch: &mut Scratch) -> Vec
                 kw,
                 count: h.count,
                 offsets: h.offsets.clone(),
+                evidence: h.evidence,
             });
         }
     }
@@ -380,15 +394,34 @@ pub(crate) fn scan_file(
     counters: &ScanCounters,
     budget: usize,
 ) -> Scanned {
+    let Ok(file) = File::open(path) else {
+        return Scanned {
+            state: FileState::Unreadable,
+            hits: Vec::new(),
+            bytes: None,
+        };
+    };
+    scan_open_file(&file, size, patterns, scratch, counters, budget)
+}
+
+/// [`scan_file`] of a file already open.
+fn scan_open_file(
+    file: &File,
+    size: u64,
+    patterns: Option<&Patterns>,
+    scratch: &mut Scratch,
+    counters: &ScanCounters,
+    budget: usize,
+) -> Scanned {
     // The read buffer is lent out of the scratch so the scan can use the rest.
     let mut buf = std::mem::take(&mut scratch.buf);
-    let scanned = read_and_scan(path, size, &mut buf, patterns, scratch, counters, budget);
+    let scanned = read_and_scan(file, size, &mut buf, patterns, scratch, counters, budget);
     scratch.buf = buf;
     scanned
 }
 
 fn read_and_scan(
-    path: &Path,
+    file: &File,
     size: u64,
     buf: &mut Vec<u8>,
     patterns: Option<&Patterns>,
@@ -401,16 +434,13 @@ fn read_and_scan(
         hits: Vec::new(),
         bytes: None,
     };
-    let Ok(file) = File::open(path) else {
-        return none(FileState::Unreadable);
-    };
     // Read, never mapped: each file is searched once, right after the read
     // while it is in cache, and mapping costs more in page faults than the
     // copy. The size is known: reserve it (and one byte to see the end) and
     // read through `take`, which skips the `fstat` of `File::read_to_end`.
     buf.clear();
     buf.reserve(usize::try_from(size).unwrap_or(0).saturating_add(1));
-    if (&file).take(u64::MAX).read_to_end(buf).is_err() {
+    if file.take(u64::MAX).read_to_end(buf).is_err() {
         return none(FileState::Unreadable);
     }
     let data: &[u8] = buf;
@@ -427,7 +457,8 @@ fn read_and_scan(
         None => Vec::new(),
     };
     let mut bytes = None;
-    if !hits.is_empty() {
+    // Only a file that may prove something is read again while ranking.
+    if hits.iter().any(|h| h.evidence) {
         let prev = counters.retained.fetch_add(data.len(), Ordering::Relaxed);
         if prev + data.len() <= budget {
             bytes = Some(Arc::from(data));
@@ -471,6 +502,22 @@ fn admitted(name: &std::ffi::OsStr, extensions: &[String]) -> bool {
         let e = e.as_bytes();
         name.len() > e.len() && name[name.len() - e.len()..].eq_ignore_ascii_case(e)
     })
+}
+
+/// The order of `Path`'s `Ord` (component by component) for the walked
+/// paths of one root, compared on their bytes: with no empty, `.` or `..`
+/// components, comparing components is comparing the bytes with `/` below
+/// every other byte. `Path`'s own comparison parses components and cost ~10%
+/// of a small tree's ranking thread.
+fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    let (a, b) = (
+        a.as_os_str().as_encoded_bytes(),
+        b.as_os_str().as_encoded_bytes(),
+    );
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    // `/` sorts first; every other byte keeps its order above it.
+    let rank = |c: Option<&u8>| c.map(|&c| if c == b'/' { 0 } else { u16::from(c) + 1 });
+    rank(a.get(same)).cmp(&rank(b.get(same)))
 }
 
 /// Walks every root once, in parallel, and scans each admitted file as it is
@@ -534,11 +581,18 @@ pub(crate) fn walk_and_scan(
                 return WalkState::Continue;
             }
             let path = entry.path();
-            // A file symlink is read when its target is a regular file.
-            let meta = if ft.is_symlink() {
-                std::fs::metadata(path)
-            } else {
-                entry.metadata().map_err(std::io::Error::other)
+            // A regular file is opened first and its metadata read from the
+            // open file: no second lookup of the path. Anything else (a file
+            // symlink is read when its target is a regular file; a FIFO is
+            // never opened) and a file that does not open are looked up by path.
+            let opened = (ft.is_file() && patterns.is_some())
+                .then(|| File::open(path).ok())
+                .flatten()
+                .and_then(|f| f.metadata().ok().map(|m| (f, m)));
+            let (file, meta) = match opened {
+                Some((f, m)) => (Some(f), Ok(m)),
+                None if ft.is_symlink() => (None, std::fs::metadata(path)),
+                None => (None, entry.metadata().map_err(std::io::Error::other)),
             };
             let Ok(meta) = meta else {
                 return WalkState::Continue;
@@ -574,14 +628,24 @@ pub(crate) fn walk_and_scan(
                 counters.skipped_size.fetch_add(1, Ordering::Relaxed);
                 walked.entry.state = FileState::TooBig;
             } else if patterns.is_some() {
-                let s = scan_file(
-                    path,
-                    size,
-                    patterns,
-                    &mut scratch,
-                    counters,
-                    plan.retain_budget,
-                );
+                let s = match &file {
+                    Some(f) => scan_open_file(
+                        f,
+                        size,
+                        patterns,
+                        &mut scratch,
+                        counters,
+                        plan.retain_budget,
+                    ),
+                    None => scan_file(
+                        path,
+                        size,
+                        patterns,
+                        &mut scratch,
+                        counters,
+                        plan.retain_budget,
+                    ),
+                };
                 walked.entry.state = s.state;
                 walked.hits = s.hits;
                 walked.bytes = s.bytes;
@@ -597,7 +661,12 @@ pub(crate) fn walk_and_scan(
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default(),
     };
-    all.sort_by(|a, b| (a.entry.root, &a.entry.path).cmp(&(b.entry.root, &b.entry.path)));
+    all.sort_by(|a, b| {
+        a.entry
+            .root
+            .cmp(&b.entry.root)
+            .then_with(|| path_order(&a.entry.path, &b.entry.path))
+    });
     // Hard links and file symlinks: one entry per (device, inode), the first
     // in root order then path order.
     let mut seen = foldhash::HashSet::default();

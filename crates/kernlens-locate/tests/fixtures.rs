@@ -510,3 +510,23 @@ fn rust_gpu_kernels_are_definitions_when_enabled() {
     let r = on.locate("launch_saxpy", &LocateOptions::default());
     assert!(r.candidates[0].why[0].starts_with("definition:cxx@"));
 }
+
+/// A Python file that is not valid UTF-8 (Latin-1 bytes in a literal before
+/// the composing site) is read at its own byte offsets: the site is found at
+/// its line. Before, the scanner ran over a lossily decoded copy whose
+/// offsets ran past the file's end, and ranking panicked slicing the file.
+#[test]
+fn a_python_file_that_is_not_utf8_is_read_at_its_own_offsets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = b"LABEL = \"".to_vec();
+    text.extend_from_slice(&[0xe9; 12]);
+    text.extend_from_slice(b"\"\n\ndef launch(p):\n    name = f\"rms_norm_{p}_kernel\"\n");
+    std::fs::write(tmp.path().join("ops.py"), &text).unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let r = &locate_in(&root, &["rms_norm_fwd_kernel"])[0];
+    assert!(r.found, "{r:?}");
+    assert_eq!(r.confidence, Confidence::Composed);
+    assert_eq!(rel(r, &root), "ops.py");
+    assert_eq!(r.line, Some(4));
+    assert_eq!(r.function.as_deref(), Some("launch"));
+}
