@@ -334,16 +334,16 @@ fn kept_links(c: &Collected, window: TimeWindow) -> (Set<i64>, Set<i64>) {
 
 enum Output<W: Write> {
     Plain(W),
-    Gzip(flate2::write::GzEncoder<W>),
+    Gzip(Box<flate2::write::GzEncoder<W>>),
 }
 
 impl<W: Write> Output<W> {
     fn new(w: W, gzip: bool) -> Self {
         if gzip {
-            Output::Gzip(flate2::write::GzEncoder::new(
+            Output::Gzip(Box::new(flate2::write::GzEncoder::new(
                 w,
                 flate2::Compression::default(),
-            ))
+            )))
         } else {
             Output::Plain(w)
         }
@@ -359,7 +359,7 @@ impl<W: Write> Output<W> {
     fn finish(self) -> io::Result<()> {
         match self {
             Output::Plain(mut w) => w.flush(),
-            Output::Gzip(w) => w.finish()?.flush(),
+            Output::Gzip(w) => (*w).finish()?.flush(),
         }
     }
 }

@@ -20,6 +20,8 @@ use crate::scan::{self, ErrorLog, Form, Located, Problem};
 use crate::source::{Input, TraceSource};
 
 mod gzip;
+#[cfg(feature = "isal")]
+mod isal;
 mod parallel;
 mod pieces;
 mod region;

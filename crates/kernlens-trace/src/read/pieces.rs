@@ -31,7 +31,10 @@ pub(crate) const STREAM_CUT: Cut = Cut {
 };
 
 /// Regions per worker thread in one batch.
-const PER_THREAD: usize = 8;
+const PER_THREAD: usize = 4;
+
+/// Pieces per worker thread the decompressing thread may have decoded ahead of the batch.
+const AHEAD: usize = 2;
 
 /// Decoded bytes of the stream, from `base`.
 pub(crate) struct Piece {
@@ -311,7 +314,9 @@ pub(crate) fn read_pieces<R: Read + Send, S: Scanner, F: Folder<S>>(
     let threads = job.threads.max(1);
     let batch = threads * PER_THREAD;
     std::thread::scope(|scope| {
-        let (tx, rx) = sync_channel::<Piece>(batch);
+        // The decompressing thread runs ahead by a few pieces, which fills the pauses
+        // between batches.
+        let (tx, rx) = sync_channel::<Piece>(threads * AHEAD);
         let (free_tx, free_rx): (Sender<Vec<u8>>, _) = channel();
         let (gzip, max_input) = (job.gzip, job.limits.max_input_bytes);
         scope.spawn(move || decode(reader, gzip, cut, max_input, tx, free_rx));
