@@ -7,16 +7,26 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::mem::MaybeUninit;
 
-use isal_rs::isal_sys::igzip_lib as ffi;
+use isal::isal_sys::igzip_lib as ffi;
 
 /// A gzip member being decoded from `input`.
 pub(crate) struct IsalMember<R: Read> {
     input: BufReader<R>,
-    /// ISA-L's state (about 70 KB: boxed). Its pointers are set before each call and
-    /// never read after it returns.
-    state: Box<ffi::inflate_state>,
+    state: State,
     done: bool,
+    /// An error found in the call that also wrote data: returned by the next read, after
+    /// that data (a checksum is checked in the call that writes the member's last bytes).
+    pending: Option<io::Error>,
 }
+
+/// ISA-L's state (about 70 KB: boxed), owned by one decoder. Its input and output pointers
+/// are set for the length of one `isal_inflate` call and null otherwise.
+struct State(Box<ffi::inflate_state>);
+
+// SAFETY: the state's only pointers are its input and output pointers, which are null
+// between calls (a call borrows both buffers for its length only), so moving the state to
+// another thread moves no borrow; the rest is plain data owned by this value.
+unsafe impl Send for State {}
 
 impl<R: Read> IsalMember<R> {
     pub(crate) fn new(input: BufReader<R>) -> Self {
@@ -26,10 +36,13 @@ impl<R: Read> IsalMember<R> {
         // SAFETY: initialised just above.
         let mut state = unsafe { state.assume_init() };
         state.crc_flag = ffi::ISAL_GZIP;
+        state.next_in = std::ptr::null_mut();
+        state.next_out = std::ptr::null_mut();
         IsalMember {
             input,
-            state,
+            state: State(state),
             done: false,
+            pending: None,
         }
     }
 
@@ -41,13 +54,16 @@ impl<R: Read> IsalMember<R> {
 
 impl<R: Read> Read for IsalMember<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
         if self.done || buf.is_empty() {
             return Ok(0);
         }
         loop {
             let input = self.input.fill_buf()?;
             let given = input.len();
-            let s = &mut *self.state;
+            let s = &mut *self.state.0;
             s.next_in = input.as_ptr().cast_mut();
             s.avail_in = given as u32;
             s.next_out = buf.as_mut_ptr();
@@ -67,7 +83,7 @@ impl<R: Read> Read for IsalMember<R> {
             self.input.consume(used);
             if ret < 0 {
                 self.done = true;
-                return Err(io::Error::new(
+                let e = io::Error::new(
                     io::ErrorKind::InvalidData,
                     match ret {
                         ffi::ISAL_INCORRECT_CHECKSUM => {
@@ -79,7 +95,12 @@ impl<R: Read> Read for IsalMember<R> {
                         }
                         code => format!("invalid deflate data (ISA-L error {code})"),
                     },
-                ));
+                );
+                if wrote > 0 {
+                    self.pending = Some(e);
+                    return Ok(wrote);
+                }
+                return Err(e);
             }
             if finished {
                 self.done = true;
