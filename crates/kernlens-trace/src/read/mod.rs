@@ -723,7 +723,7 @@ mod tests {
 
     /// Region starts are guessed from the bytes `}, {`; strings holding that pattern must
     /// not change the result, nor must problems or elements that straddle a region or its
-    /// look-ahead, in memory or read from a file.
+    /// look-ahead (or several of them), in memory, read from a file or decoded from gzip.
     #[test]
     fn wrong_region_guesses_are_repaired() {
         let mut t = String::from("{\"traceEvents\":[");
@@ -739,14 +739,27 @@ mod tests {
             if i % 17 == 0 {
                 t.push_str("42, {\"bad\": nope}, ");
             }
+            if i % 61 == 0 {
+                // Longer than a region and its look-ahead: finished by the reading thread.
+                let long = "x".repeat(5000);
+                t.push_str(&format!(
+                    r#"{{"ph":"X","cat":"kernel","name":"long{i}","ts":{i},"dur":1,"args":{{"pad":"{long}"}}}},"#
+                ));
+            }
         }
         t.push_str("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"last\",\"ts\":1,\"dur\":1}]}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.json");
         std::fs::write(&path, &t).unwrap();
         let mem = || TraceSource::from_bytes("t.json", t.clone().into_bytes());
+        let gz = {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(t.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
         let sequential = analyse(&mem(), 1, Cut::DEFAULT);
-        assert_eq!(sequential.0, 201);
+        assert_eq!(sequential.0, 205);
         assert!(!sequential.1.is_empty());
         for region in [16, 50, 97, 256, 1000] {
             for look in [8, 40, 300] {
@@ -762,6 +775,13 @@ mod tests {
                         analyse(&file, threads, cut),
                         sequential,
                         "file, region {region} look {look}"
+                    );
+                    // Gzip: decoded pieces cut the same way.
+                    let gzip = TraceSource::from_bytes("t.json.gz", gz.clone());
+                    assert_eq!(
+                        analyse(&gzip, threads, cut),
+                        sequential,
+                        "gzip, region {region} look {look}"
                     );
                 }
             }
