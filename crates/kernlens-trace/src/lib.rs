@@ -30,8 +30,9 @@
 //! Data flows one way: bytes → borrowed events → compact records → aggregates → report.
 //! An uncompressed file is read with positioned reads into reused buffers, cut into
 //! regions parsed in parallel; names borrow from those buffers (a memory map would kill
-//! the process with SIGBUS if the file shrank while read). Gzip (detected by magic bytes) and stdin stream through a
-//! bounded two-thread pipeline (one thread decompresses, one parses). Either way every
+//! the process with SIGBUS if the file shrank while read). Gzip (detected by magic bytes) is
+//! decompressed by one thread into reused, overlapping pieces that the same region workers
+//! parse; plain stdin streams through a bounded two-thread pipeline. Either way every
 //! event is folded in file order, so results are identical for any thread count.
 //!
 //! Each event is read by the first of two paths that takes it:
@@ -66,9 +67,13 @@
 //!   gzip sniffing, the head (`scan::locate_array`), and `Feed`, which holds the fold
 //!   together with the observer and progress sink the reader serves;
 //! - `read/parallel.rs`: a plain input in regions, read with `pread` into reused buffers
-//!   and scanned in parallel; `read/region.rs`: one region's scan and its in-order fold;
-//! - `read/stream.rs`: gzip and stdin through the two-thread pipeline; `read/gzip.rs`:
-//!   gzip members and what follows the last one;
+//!   and scanned in parallel, and the in-order check of each region's start guess;
+//!   `read/region.rs`: the element loop over one region, what a worker keeps of it
+//!   (`Scanner`: analysis events, or split's kept text) and its in-order fold (`Folder`);
+//! - `read/pieces.rs`: a gzip input decoded into overlapping pieces for the region workers;
+//!   `read/gzip.rs`: gzip members and what follows the last one (`read/isal.rs`: one
+//!   member through ISA-L, the `isal` feature); `read/sequential.rs`: plain stdin through
+//!   the two-thread pipeline; `read/stream.rs`: progress in stored bytes;
 //! - `scan.rs`: locating the array and the element loop; `problem.rs`: the stream-error
 //!   texts; `json.rs`: the cursor and JSON helpers; `member.rs`: the Kineto members the
 //!   parser (`event.rs`) and the shapes (`shape.rs`) read; `collect.rs`: the fold.

@@ -7,7 +7,12 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 
-use flate2::bufread::GzDecoder;
+/// One member's decoder: flate2 (pure Rust), or ISA-L with the `isal` feature. Both stop at
+/// the member's end and give back the input after it.
+#[cfg(not(feature = "isal"))]
+type GzDecoder<R> = flate2::bufread::GzDecoder<R>;
+#[cfg(feature = "isal")]
+type GzDecoder<R> = super::isal::IsalMember<R>;
 
 /// Decodes concatenated gzip members from `R`.
 pub(crate) struct Members<R: Read> {
@@ -16,8 +21,13 @@ pub(crate) struct Members<R: Read> {
     done: u64,
 }
 
+#[cfg(not(feature = "isal"))]
+type Member<R> = GzDecoder<BufReader<R>>;
+#[cfg(feature = "isal")]
+type Member<R> = GzDecoder<R>;
+
 enum State<R: Read> {
-    Member(Box<GzDecoder<BufReader<R>>>),
+    Member(Box<Member<R>>),
     Between(BufReader<R>),
     End,
 }

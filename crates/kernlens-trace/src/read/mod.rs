@@ -16,20 +16,29 @@ use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
 use crate::options::Limits;
 use crate::provenance;
 use crate::report::ChunkProvenance;
-use crate::scan::{self, ErrorLog, Located, Problem};
+use crate::scan::{self, ErrorLog, Form, Located, Problem};
 use crate::source::{Input, TraceSource};
 
 mod gzip;
+#[cfg(feature = "isal")]
+mod isal;
 mod parallel;
+mod pieces;
 mod region;
+mod sequential;
 mod stream;
 
 pub(crate) use gzip::Members;
 pub(crate) use parallel::Cut;
-use parallel::Plain;
-use region::{Ask, Tail};
+use parallel::{Fetch, Plain};
+use pieces::{STREAM_CUT, StreamJob, read_pieces};
+use region::Analyse;
+use region::Tail;
+pub(crate) use region::{Elements, Folder, Scanned, Scanner, Span, Walked, walk};
+#[cfg(test)]
+pub(crate) use sequential::StreamSink;
+pub(crate) use sequential::read_stream;
 use stream::Meter;
-pub(crate) use stream::{StreamSink, read_stream};
 
 /// What one read feeds: the fold, and the observer and progress sink the reader serves
 /// beside it (the fold itself knows neither).
@@ -245,6 +254,8 @@ pub(crate) struct ReadPlan<'a> {
     /// None: rayon's default.
     pub(crate) threads: Option<usize>,
     pub(crate) cut: Cut,
+    /// How a decoded stream (gzip, stdin) is cut.
+    pub(crate) stream_cut: Cut,
 }
 
 impl<'a> ReadPlan<'a> {
@@ -253,7 +264,15 @@ impl<'a> ReadPlan<'a> {
             limits,
             threads,
             cut: Cut::DEFAULT,
+            stream_cut: STREAM_CUT,
         }
+    }
+
+    /// Worker threads (rayon's default unless set).
+    fn threads(&self) -> usize {
+        self.threads
+            .unwrap_or_else(rayon::current_num_threads)
+            .max(1)
     }
 }
 
@@ -263,8 +282,87 @@ pub(crate) fn read(
     plan: &ReadPlan<'_>,
     feed: &mut Feed<'_>,
 ) -> Result<ReadOutput, TraceError> {
-    let (limits, threads, cut) = (plan.limits, plan.threads, plan.cut);
+    let scanner = Analyse {
+        limits: plan.limits,
+        wanted: feed.wanted(),
+        observed: feed.observes(),
+    };
     let mut log = ErrorLog::default();
+    let head = match &source.input {
+        Input::Reader(_) => read_reader(source, plan, &scanner, feed, &mut log)?,
+        _ => read_with(source, plan, &scanner, feed, &mut log)?,
+    };
+    if head.not_a_trace {
+        return Err(TraceError::NotATrace {
+            path: source.file().to_string(),
+        });
+    }
+    Ok(ReadOutput {
+        stream_errors: log.finish(),
+        array_found: head.array_found,
+        provenance: head.provenance,
+    })
+}
+
+/// Reads a reader source (stdin): gzip on the region workers (pieces.rs), plain text
+/// through the sequential stream (sequential.rs), whose reads follow the producer.
+fn read_reader(
+    source: &TraceSource,
+    plan: &ReadPlan<'_>,
+    scanner: &Analyse<'_>,
+    feed: &mut Feed<'_>,
+    log: &mut ErrorLog,
+) -> Result<Head, TraceError> {
+    let Some(mut reader) = source.take_reader()? else {
+        return Err(TraceError::SourceConsumed {
+            label: source.file().to_string(),
+        });
+    };
+    let mut magic = [0u8; 2];
+    let got = match read_up_to(&mut reader, &mut magic) {
+        Ok(n) => n,
+        Err(e) => {
+            log.push(&input_problem(&e, false), 0);
+            0
+        }
+    };
+    let head = io::Cursor::new(magic[..got].to_vec());
+    let chained = head.chain(reader);
+    let (counted, meter) = Meter::wrap(chained, None);
+    Ok(if got == 2 && magic == GZIP_MAGIC {
+        let job = StreamJob {
+            limits: plan.limits,
+            scanner,
+            threads: plan.threads(),
+            cut: plan.stream_cut,
+            gzip: true,
+        };
+        read_pieces(Members::new(counted), &job, feed, log, Some(meter))
+    } else {
+        read_stream(counted, false, plan.limits, feed, log, Some(meter))
+    })
+}
+
+/// Reads a stored source (a file or bytes; a reader is `NotSeekable` here) once on the
+/// region workers: `scanner` keeps what it wants of each region's elements, `folder` folds
+/// the regions in file order. Plain input is cut into regions where it is (parallel.rs);
+/// gzip is decoded into pieces that are cut the same way (pieces.rs).
+pub(crate) fn read_with<S: Scanner, F: Folder<S>>(
+    source: &TraceSource,
+    plan: &ReadPlan<'_>,
+    scanner: &S,
+    folder: &mut F,
+    log: &mut ErrorLog,
+) -> Result<Head, TraceError> {
+    let limits = plan.limits;
+    let threads = plan.threads();
+    let stream = |gzip| StreamJob {
+        limits,
+        scanner,
+        threads,
+        cut: plan.stream_cut,
+        gzip,
+    };
     let head = match &source.input {
         Input::File(path) => {
             let io_err = |action, source| TraceError::Io {
@@ -278,17 +376,17 @@ pub(crate) fn read(
             let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
             if got == 2 && magic == GZIP_MAGIC {
                 let file = File::open(path).map_err(|e| io_err("open trace", e))?;
-                read_gzip(file, Some(len), limits, feed, &mut log)
+                let (counted, meter) = Meter::wrap(file, Some(len));
+                read_pieces(
+                    Members::new(counted),
+                    &stream(true),
+                    folder,
+                    log,
+                    Some(meter),
+                )
             } else {
-                let len = input_limit(len, limits, &mut log);
-                let head = read_plain(
-                    Plain::File { file: &file, len },
-                    limits,
-                    threads,
-                    cut,
-                    feed,
-                    &mut log,
-                );
+                let len = input_limit(len, limits, log);
+                let head = read_plain(Plain::File { file: &file, len }, plan, scanner, folder, log);
                 // A file that grew or shrank after its array was read (a capture still being
                 // written, or replaced): the figures may not describe what is there now.
                 if let Ok(now) = file.metadata().map(|m| m.len())
@@ -304,7 +402,7 @@ pub(crate) fn read(
                                  opened, {now} after)"
                             ),
                         },
-                        feed.fold.out.event_total,
+                        0,
                     );
                 }
                 head
@@ -312,53 +410,27 @@ pub(crate) fn read(
         }
         Input::Bytes(bytes) => {
             if bytes.starts_with(&GZIP_MAGIC) {
-                read_gzip(&bytes[..], Some(bytes.len() as u64), limits, feed, &mut log)
-            } else {
-                let len = input_limit(bytes.len() as u64, limits, &mut log) as usize;
-                read_plain(
-                    Plain::Mem(&bytes[..len]),
-                    limits,
-                    threads,
-                    cut,
-                    feed,
-                    &mut log,
+                let (counted, meter) = Meter::wrap(&bytes[..], Some(bytes.len() as u64));
+                read_pieces(
+                    Members::new(counted),
+                    &stream(true),
+                    folder,
+                    log,
+                    Some(meter),
                 )
+            } else {
+                let len = input_limit(bytes.len() as u64, limits, log) as usize;
+                read_plain(Plain::Mem(&bytes[..len]), plan, scanner, folder, log)
             }
         }
+        // Analysis reads stdin itself (`read`); split refuses it before reading.
         Input::Reader(_) => {
-            let Some(mut reader) = source.take_reader()? else {
-                return Err(TraceError::SourceConsumed {
-                    label: source.file().to_string(),
-                });
-            };
-            let mut magic = [0u8; 2];
-            let got = match read_up_to(&mut reader, &mut magic) {
-                Ok(n) => n,
-                Err(e) => {
-                    log.push(&input_problem(&e, false), 0);
-                    0
-                }
-            };
-            let head = io::Cursor::new(magic[..got].to_vec());
-            let chained = head.chain(reader);
-            if got == 2 && magic == GZIP_MAGIC {
-                read_gzip(chained, None, limits, feed, &mut log)
-            } else {
-                let (counted, meter) = Meter::wrap(chained, None);
-                read_stream(counted, false, limits, feed, &mut log, Some(meter))
-            }
+            return Err(TraceError::NotSeekable {
+                label: source.file().to_string(),
+            });
         }
     };
-    if head.not_a_trace {
-        return Err(TraceError::NotATrace {
-            path: source.file().to_string(),
-        });
-    }
-    Ok(ReadOutput {
-        stream_errors: log.finish(),
-        array_found: head.array_found,
-        provenance: head.provenance,
-    })
+    Ok(head)
 }
 
 /// The length to read of an input of `len` bytes under `Limits::max_input_bytes`; going
@@ -371,18 +443,6 @@ fn input_limit(len: u64, limits: &Limits, log: &mut ErrorLog) -> u64 {
         }
         None => len,
     }
-}
-
-/// Streams a gzip input, measuring progress in compressed bytes out of `total`.
-fn read_gzip<R: Read + Send>(
-    compressed: R,
-    total: Option<u64>,
-    limits: &Limits,
-    feed: &mut Feed<'_>,
-    log: &mut ErrorLog,
-) -> Head {
-    let (counted, meter) = Meter::wrap(compressed, total);
-    read_stream(Members::new(counted), true, limits, feed, log, Some(meter))
 }
 
 /// Fills `buf` as far as the reader allows; returns how many bytes were read.
@@ -463,51 +523,76 @@ pub(super) fn deliver(feed: &mut Feed<'_>, ev: Option<Event<'_>>) {
     }
 }
 
-/// Reads an uncompressed input: finds the array in its first bytes, then reads the array
-/// in regions (parallel.rs).
-fn read_plain(
-    plain: Plain<'_>,
+/// Where the array was found.
+pub(crate) struct Found {
+    /// Where its first element may start.
+    pub(crate) body: u64,
+    pub(crate) form: Form,
+    pub(crate) head: Head,
+}
+
+/// Finds the array in the first bytes of `x` (reading more while the prefix goes on),
+/// handing the text before it to `prefix`; the head of a read that found none otherwise.
+pub(crate) fn locate<X: Fetch>(
+    x: &mut X,
     limits: &Limits,
-    threads: Option<usize>,
-    cut: Cut,
-    feed: &mut Feed<'_>,
     log: &mut ErrorLog,
-) -> Head {
-    let mut head_slot = Vec::new();
+    prefix: impl FnOnce(&[u8]),
+) -> Result<Found, Box<Head>> {
+    let mut slot = Vec::new();
     let mut span = CHUNK as u64;
-    let (body, head, form) = loop {
-        let f = plain.fetch(&mut head_slot, 0, span);
+    loop {
+        let f = x.fetch(&mut slot, 0, span);
         let eof = f.tail != Tail::More;
-        let located = scan::locate_array(f.bytes, eof, limits);
-        let broken = f.broken.clone();
-        match located {
+        match scan::locate_array(f.bytes, eof, limits) {
             Located::NeedMore => span = span.saturating_mul(2),
             Located::Array { key_at, body, form } => {
-                break (body, found_array(&f.bytes[..key_at], log), form);
+                // The array layout has no members: a folder copying them starts an object.
+                prefix(match form {
+                    Form::Object => &f.bytes[..key_at],
+                    Form::Array => b"{",
+                });
+                return Ok(Found {
+                    body: body as u64,
+                    form,
+                    head: found_array(&f.bytes[..key_at], log),
+                });
             }
             other => {
-                if let Some(p) = &broken {
+                if let Some(p) = &f.broken {
                     log.push(p, 0);
                 }
-                return failed_head(other, broken.is_some(), log);
+                return Err(Box::new(failed_head(other, f.broken.is_some(), log)));
             }
         }
+    }
+}
+
+/// Reads an uncompressed input: finds the array in its first bytes, then reads the array
+/// in regions (parallel.rs).
+fn read_plain<S: Scanner, F: Folder<S>>(
+    mut plain: Plain<'_>,
+    plan: &ReadPlan<'_>,
+    scanner: &S,
+    folder: &mut F,
+    log: &mut ErrorLog,
+) -> Head {
+    let found = locate(&mut plain, plan.limits, log, |prefix| folder.prefix(prefix));
+    let Found { body, form, head } = match found {
+        Ok(found) => found,
+        Err(head) => return *head,
     };
-    let ask = Ask {
-        wanted: feed.wanted(),
-        observed: feed.observes(),
-        form,
-    };
-    let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    let threads = plan.threads();
     let job = parallel::Job {
         plain,
-        limits,
-        ask,
-        cut,
-        body: body as u64,
+        scanner,
+        form,
+        cut: plan.cut,
+        body,
         threads,
+        max_suffix: plan.limits.max_prefix_bytes,
     };
-    parallel::read_array(job, feed, log);
+    parallel::read_array(job, folder, log);
     head
 }
 
@@ -542,6 +627,7 @@ mod tests {
                 limits: &Limits::default(),
                 threads: Some(threads),
                 cut,
+                stream_cut: cut,
             },
             &mut c,
         )
@@ -621,6 +707,7 @@ mod tests {
                 limits: &Limits::default(),
                 threads: Some(threads),
                 cut,
+                stream_cut: cut,
             };
             let source = TraceSource::from_bytes("t.json", t.clone().into_bytes());
             let out = read(&source, &plan, &mut feed).unwrap();
@@ -643,7 +730,7 @@ mod tests {
 
     /// Region starts are guessed from the bytes `}, {`; strings holding that pattern must
     /// not change the result, nor must problems or elements that straddle a region or its
-    /// look-ahead, in memory or read from a file.
+    /// look-ahead (or several of them), in memory, read from a file or decoded from gzip.
     #[test]
     fn wrong_region_guesses_are_repaired() {
         let mut t = String::from("{\"traceEvents\":[");
@@ -659,14 +746,27 @@ mod tests {
             if i % 17 == 0 {
                 t.push_str("42, {\"bad\": nope}, ");
             }
+            if i % 61 == 0 {
+                // Longer than a region and its look-ahead: finished by the reading thread.
+                let long = "x".repeat(5000);
+                t.push_str(&format!(
+                    r#"{{"ph":"X","cat":"kernel","name":"long{i}","ts":{i},"dur":1,"args":{{"pad":"{long}"}}}},"#
+                ));
+            }
         }
         t.push_str("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"last\",\"ts\":1,\"dur\":1}]}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.json");
         std::fs::write(&path, &t).unwrap();
         let mem = || TraceSource::from_bytes("t.json", t.clone().into_bytes());
+        let gz = {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(t.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
         let sequential = analyse(&mem(), 1, Cut::DEFAULT);
-        assert_eq!(sequential.0, 201);
+        assert_eq!(sequential.0, 205);
         assert!(!sequential.1.is_empty());
         for region in [16, 50, 97, 256, 1000] {
             for look in [8, 40, 300] {
@@ -682,6 +782,13 @@ mod tests {
                         analyse(&file, threads, cut),
                         sequential,
                         "file, region {region} look {look}"
+                    );
+                    // Gzip: decoded pieces cut the same way.
+                    let gzip = TraceSource::from_bytes("t.json.gz", gz.clone());
+                    assert_eq!(
+                        analyse(&gzip, threads, cut),
+                        sequential,
+                        "gzip, region {region} look {look}"
                     );
                 }
             }

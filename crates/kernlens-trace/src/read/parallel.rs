@@ -10,11 +10,9 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use super::Feed;
-use crate::options::Limits;
-use crate::scan::{self, ErrorLog, Problem};
+use crate::scan::{self, ErrorLog, Form, Problem};
 
-use super::region::{self, Ask, Tail};
+use super::region::{Folder, Scanned, Scanner, Span, Tail};
 
 /// The bytes of an uncompressed trace.
 #[derive(Clone, Copy)]
@@ -118,32 +116,165 @@ impl Cut {
 }
 
 /// How far a region-start guess looks back for the `}` `,` before its `{`.
-const BACK: usize = 64;
+pub(crate) const BACK: usize = 64;
 
-/// Everything a read of the array needs, shared by the workers.
-pub(crate) struct Job<'p> {
+/// The start guess for the anchor at `anchor` in `bytes` (which begin at `base`): the
+/// same answer from any buffer holding `anchor - BACK .. anchor + look`.
+pub(crate) fn guess(bytes: &[u8], base: u64, anchor: u64, look: usize) -> Option<u64> {
+    let lo = anchor.saturating_sub(BACK as u64).max(base);
+    let window_end = (anchor + look as u64).min(base + bytes.len() as u64);
+    if window_end <= anchor {
+        return None;
+    }
+    let slice = &bytes[(lo - base) as usize..(window_end - base) as usize];
+    scan::boundary_after(slice, (anchor - lo) as usize).map(|b| lo + b as u64)
+}
+
+/// Bytes of the input by offset, for the reading thread's sequential reads.
+pub(crate) trait Fetch {
+    /// The bytes `from..to` (clamped to the input), copied into `slot` where they are not
+    /// already in memory.
+    fn fetch<'s>(&'s mut self, slot: &'s mut Vec<u8>, from: u64, to: u64) -> Fetched<'s>;
+    /// The whole input is in memory: read it in one piece.
+    fn in_memory(&self) -> bool {
+        false
+    }
+}
+
+impl Fetch for Plain<'_> {
+    fn fetch<'s>(&'s mut self, slot: &'s mut Vec<u8>, from: u64, to: u64) -> Fetched<'s> {
+        Plain::fetch(self, slot, from, to)
+    }
+
+    fn in_memory(&self) -> bool {
+        matches!(self, Plain::Mem(_))
+    }
+}
+
+/// What a worker hands back for one region.
+pub(crate) struct Work<T> {
+    /// Where it started (`None`: no start in its bytes), and where it stopped or would
+    /// have stopped.
+    pub(crate) start: Option<u64>,
+    pub(crate) stop: u64,
+    /// The offset of its bytes in the input.
+    pub(crate) base: u64,
+    pub(crate) region: Option<Scanned<T>>,
+}
+
+/// What the reading thread passes from region to region: what a region is applied with,
+/// and how far the array has been read.
+pub(crate) struct Order<'r, S, F> {
+    pub(crate) scanner: &'r S,
+    pub(crate) folder: &'r mut F,
+    pub(crate) log: &'r mut ErrorLog,
+    pub(crate) form: Form,
+    pub(crate) cut: Cut,
+    /// Where the next element starts.
+    pub(crate) expected: u64,
+    /// The array ended (`clean`: on its `]`).
+    pub(crate) ended: bool,
+    pub(crate) clean: bool,
+    /// Why broken bytes ended was recorded.
+    pub(crate) broke: bool,
+    /// The reading thread's buffer for its own reads.
+    pub(crate) slot: Vec<u8>,
+}
+
+impl<S: Scanner, F: Folder<S>> Order<'_, S, F> {
+    fn applied<T>(&mut self, base: u64, r: &Scanned<T>) {
+        self.expected = base + r.next as u64;
+        self.ended = r.ended;
+        self.clean = r.clean;
+        self.broke |= r.broke;
+    }
+
+    /// Folds a region a worker scanned when it started where the array is, then reads on
+    /// from the true position to the region's stop on this thread when it did not (a
+    /// wrong start guess inside a string, or an element past the region's bytes).
+    pub(crate) fn settle<X: Fetch>(&mut self, work: Work<S::Out<'_>>, fetch: &mut X) {
+        let stop = work.stop;
+        if let (Some(start), Some(r)) = (work.start, work.region)
+            && start == self.expected
+        {
+            self.applied(work.base, &r);
+            self.folder.apply(r.out, self.log);
+        }
+        if !self.ended && self.expected < stop {
+            self.run_from(fetch, stop);
+        }
+    }
+
+    /// Reads on this thread from `expected` until the next element would start at or after
+    /// `stop`, in pieces of one region (doubled while one element does not fit).
+    pub(crate) fn run_from<X: Fetch>(&mut self, fetch: &mut X, stop: u64) {
+        let mut span = (self.cut.region + self.cut.look) as u64;
+        if fetch.in_memory() {
+            // Nothing to copy: one piece.
+            span = u64::MAX / 2;
+        }
+        let mut slot = std::mem::take(&mut self.slot);
+        while !self.ended && self.expected < stop {
+            let from = self.expected;
+            let f = fetch.fetch(&mut slot, from, from.saturating_add(span));
+            let piece_stop = stop.min(from.saturating_add(self.cut.region as u64)) - from;
+            let r = self.scanner.scan(Span {
+                buf: f.bytes,
+                start: 0,
+                stop: piece_stop.min(usize::MAX as u64) as usize,
+                tail: f.tail,
+                broken: f.broken.as_ref(),
+                form: self.form,
+            });
+            self.applied(from, &r);
+            self.folder.apply(r.out, self.log);
+            if !self.ended && self.expected == from {
+                // One element is longer than the piece: read a longer one (bounded, since
+                // an element past `max_event_bytes` ends the array).
+                span = span.saturating_mul(2);
+            }
+        }
+        self.slot = slot;
+    }
+
+    /// After the array: the text after it to a folder that wants it (when the array
+    /// ended cleanly), and for a stream (`stream`), the reason it ended early when no scan
+    /// reached that end (a damaged gzip trailer after the `]`), recorded after every event
+    /// before it. A plain file that shrinks after its array was read is reported by the
+    /// size check after the read instead.
+    pub(crate) fn finish<X: Fetch>(&mut self, fetch: &mut X, max: usize, stream: bool) {
+        if !(stream || self.clean && self.folder.wants_suffix()) {
+            return;
+        }
+        let mut slot = std::mem::take(&mut self.slot);
+        let from = self.expected;
+        let f = fetch.fetch(&mut slot, from, from.saturating_add(max as u64));
+        if self.clean && self.folder.wants_suffix() {
+            self.folder.suffix(f.bytes);
+        }
+        if let (true, false, Some(p)) = (stream, self.broke, &f.broken) {
+            self.log.push(p, 0);
+            self.broke = true;
+        }
+        self.slot = slot;
+    }
+}
+
+/// Everything a read of a plain input's array needs, shared by the workers.
+pub(crate) struct Job<'p, S> {
     pub(crate) plain: Plain<'p>,
-    pub(crate) limits: &'p Limits,
-    pub(crate) ask: Ask,
+    pub(crate) scanner: &'p S,
+    pub(crate) form: Form,
     pub(crate) cut: Cut,
     /// Where the array's body starts.
     pub(crate) body: u64,
     /// Worker threads (1: this thread alone).
     pub(crate) threads: usize,
+    /// Bytes of text after the array a folder may ask for.
+    pub(crate) max_suffix: usize,
 }
 
-/// What a worker hands back for one region.
-struct Work<'s> {
-    /// Where it started (`None`: no start guess in its bytes), and where it stopped or
-    /// would have stopped.
-    start: Option<u64>,
-    stop: u64,
-    /// The offset of its bytes in the input.
-    base: u64,
-    region: Option<region::Region<'s>>,
-}
-
-impl Job<'_> {
+impl<S: Scanner> Job<'_, S> {
     /// Region `i`'s anchor: where its start is looked for.
     fn anchor(&self, i: usize) -> u64 {
         self.body + (i as u64) * self.cut.region as u64
@@ -154,21 +285,10 @@ impl Job<'_> {
         span.div_ceil(self.cut.region as u64).max(1) as usize
     }
 
-    /// The start guess for the anchor at `anchor` in `bytes` (which begin at `base`): the
-    /// same answer from any buffer holding `anchor - BACK .. anchor + look`.
-    fn guess(&self, bytes: &[u8], base: u64, anchor: u64) -> Option<u64> {
-        let lo = anchor.saturating_sub(BACK as u64).max(base);
-        let window_end = (anchor + self.cut.look as u64).min(base + bytes.len() as u64);
-        if window_end <= anchor {
-            return None;
-        }
-        let slice = &bytes[(lo - base) as usize..(window_end - base) as usize];
-        scan::boundary_after(slice, (anchor - lo) as usize).map(|b| lo + b as u64)
-    }
-
     /// Scans region `i` into `slot` (a worker's job).
-    fn work<'s>(&'s self, slot: &'s mut Vec<u8>, i: usize, last: bool) -> Work<'s> {
+    fn work<'s>(&'s self, slot: &'s mut Vec<u8>, i: usize, last: bool) -> Work<S::Out<'s>> {
         let anchor = self.anchor(i);
+        let look = self.cut.look;
         let base = if i == 0 {
             self.body
         } else {
@@ -178,30 +298,28 @@ impl Job<'_> {
         let end = if last {
             u64::MAX
         } else {
-            next_anchor + self.cut.look as u64
+            next_anchor + look as u64
         };
         let f = self.plain.fetch(slot, base, end);
         let start = if i == 0 {
             Some(self.body)
         } else {
-            self.guess(f.bytes, base, anchor)
+            guess(f.bytes, base, anchor, look)
         };
         let stop = if last {
             u64::MAX
         } else {
-            self.guess(f.bytes, base, next_anchor)
-                .unwrap_or(next_anchor + self.cut.look as u64)
+            guess(f.bytes, base, next_anchor, look).unwrap_or(next_anchor + look as u64)
         };
         let region = start.map(|s| {
-            region::scan(
-                f.bytes,
-                (s - base) as usize,
-                stop.saturating_sub(base).min(usize::MAX as u64) as usize,
-                f.tail,
-                f.broken.as_ref(),
-                self.limits,
-                self.ask,
-            )
+            self.scanner.scan(Span {
+                buf: f.bytes,
+                start: (s - base) as usize,
+                stop: stop.saturating_sub(base).min(usize::MAX as u64) as usize,
+                tail: f.tail,
+                broken: f.broken.as_ref(),
+                form: self.form,
+            })
         });
         Work {
             start,
@@ -210,59 +328,29 @@ impl Job<'_> {
             region,
         }
     }
-
-    /// Reads on this thread from `from` until the next element would start at or after
-    /// `stop`, in pieces of one region (doubled while one element does not fit).
-    /// Returns where it stopped and whether the array ended.
-    fn run_from(
-        &self,
-        slot: &mut Vec<u8>,
-        mut from: u64,
-        stop: u64,
-        feed: &mut Feed<'_>,
-        log: &mut ErrorLog,
-    ) -> (u64, bool) {
-        let mut span = (self.cut.region + self.cut.look) as u64;
-        if let Plain::Mem(_) = self.plain {
-            // Nothing to copy: one piece.
-            span = u64::MAX / 2;
-        }
-        loop {
-            if from >= stop {
-                return (from, false);
-            }
-            let f = self.plain.fetch(slot, from, from.saturating_add(span));
-            let piece_stop = stop.min(from.saturating_add(self.cut.region as u64)) - from;
-            let r = region::scan(
-                f.bytes,
-                0,
-                piece_stop.min(usize::MAX as u64) as usize,
-                f.tail,
-                f.broken.as_ref(),
-                self.limits,
-                self.ask,
-            );
-            let (next, ended) = (from + r.next as u64, r.ended);
-            region::apply(r, feed, log);
-            if ended {
-                return (next, true);
-            }
-            if next == from {
-                // One element is longer than the piece: read a longer one (bounded, since
-                // an element past `max_event_bytes` ends the array).
-                span = span.saturating_mul(2);
-            }
-            from = next;
-        }
-    }
 }
 
-/// Reads the array the job describes into `feed`.
-pub(crate) fn read_array(job: Job<'_>, feed: &mut Feed<'_>, log: &mut ErrorLog) {
-    let (plain, body, threads) = (job.plain, job.body, job.threads);
+/// Reads the array the job describes into `folder`.
+pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
+    job: Job<'_, S>,
+    folder: &mut F,
+    log: &mut ErrorLog,
+) {
+    let (mut plain, body, threads) = (job.plain, job.body, job.threads);
     let len = plain.len();
-    let mut main_slot = Vec::new();
     let anchors = job.anchors();
+    let mut order = Order {
+        scanner: job.scanner,
+        folder,
+        log,
+        form: job.form,
+        cut: job.cut,
+        expected: body,
+        ended: false,
+        clean: false,
+        broke: false,
+        slot: Vec::new(),
+    };
     let pool = if threads > 1 && anchors > 2 {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -273,8 +361,9 @@ pub(crate) fn read_array(job: Job<'_>, feed: &mut Feed<'_>, log: &mut ErrorLog) 
     };
     let Some(pool) = pool else {
         // Small input or one thread: the same regions, in order, on this thread.
-        job.run_from(&mut main_slot, body, u64::MAX, feed, log);
-        feed.progress(len, Some(len));
+        order.run_from(&mut plain, u64::MAX);
+        order.folder.progress(len, Some(len));
+        order.finish(&mut plain, job.max_suffix, false);
         return;
     };
     // Regions are read and scanned on the pool in batches while this thread folds the
@@ -282,20 +371,15 @@ pub(crate) fn read_array(job: Job<'_>, feed: &mut Feed<'_>, log: &mut ErrorLog) 
     // bounds memory to `batch` regions.
     let batch = threads * 4;
     let mut slots: Vec<Vec<u8>> = (0..batch).map(|_| Vec::new()).collect();
-    let mut expected = body;
-    let mut ended = false;
     let mut first = 0;
-    while first < anchors && !ended {
+    while first < anchors && !order.ended {
         let count = batch.min(anchors - first);
         let job = &job;
-        let main_slot = &mut main_slot;
         let slots = &mut slots[..count];
-        let expected_ref = &mut expected;
-        let ended_ref = &mut ended;
-        let feed = &mut *feed;
-        let log = &mut *log;
+        let order = &mut order;
+        let plain = &mut plain;
         pool.in_place_scope(move |scope| {
-            let (tx, rx) = std::sync::mpsc::channel::<(usize, Work<'_>)>();
+            let (tx, rx) = std::sync::mpsc::channel::<(usize, Work<S::Out<'_>>)>();
             for (j, slot) in slots.iter_mut().enumerate() {
                 let tx = tx.clone();
                 let i = first + j;
@@ -305,44 +389,38 @@ pub(crate) fn read_array(job: Job<'_>, feed: &mut Feed<'_>, log: &mut ErrorLog) 
                 });
             }
             drop(tx);
-            let mut done: Vec<Option<Work<'_>>> = (0..count).map(|_| None).collect();
-            for j in 0..count {
-                let work = loop {
-                    if let Some(w) = done[j].take() {
-                        break w;
-                    }
-                    match rx.recv() {
-                        Ok((k, w)) => done[k] = Some(w),
-                        // Every sender is gone without region j: cannot happen, but never hang.
-                        Err(_) => {
-                            *ended_ref = true;
-                            return;
-                        }
-                    }
-                };
-                let stop = work.stop;
-                if let (Some(start), Some(r)) = (work.start, work.region)
-                    && start == *expected_ref
-                {
-                    let (next, end) = (work.base + r.next as u64, r.ended);
-                    region::apply(r, feed, log);
-                    *expected_ref = next;
-                    *ended_ref = end;
-                }
-                if !*ended_ref && *expected_ref < stop {
-                    // A wrong start guess (inside a string) or an element past the region's
-                    // bytes: this thread reads on from the true position.
-                    let (next, end) = job.run_from(main_slot, *expected_ref, stop, feed, log);
-                    *expected_ref = next;
-                    *ended_ref = end;
-                }
-                feed.progress((*expected_ref).min(len), Some(len));
-                if *ended_ref {
-                    // Later regions lie past the array; their results are dropped unread.
-                    return;
-                }
-            }
+            in_order(count, &rx, |work| {
+                order.settle(work, plain);
+                order.folder.progress(order.expected.min(len), Some(len));
+                !order.ended
+            });
         });
         first += count;
+    }
+    order.finish(&mut plain, job.max_suffix, false);
+}
+
+/// Hands `count` works received from `rx` (each numbered by its place) to `each` in
+/// order, until it says stop. Later works are dropped unread.
+pub(crate) fn in_order<W>(
+    count: usize,
+    rx: &std::sync::mpsc::Receiver<(usize, W)>,
+    mut each: impl FnMut(W) -> bool,
+) {
+    let mut done: Vec<Option<W>> = (0..count).map(|_| None).collect();
+    for j in 0..count {
+        let work = loop {
+            if let Some(w) = done[j].take() {
+                break w;
+            }
+            match rx.recv() {
+                Ok((k, w)) => done[k] = Some(w),
+                // Every sender is gone without work j: cannot happen, but never hang.
+                Err(_) => return,
+            }
+        };
+        if !each(work) {
+            return;
+        }
     }
 }

@@ -1,5 +1,10 @@
-//! One region of a plain trace's array: scanned by a worker into events (or digested GPU
-//! records), then folded into the feed in file order by the reading thread.
+//! One region of a trace's array: scanned by a worker into what its reader wants (events
+//! or digested GPU records for analysis, the kept events' text for split), then folded in
+//! file order by the reading thread.
+//!
+//! The element loop over a region is written once ([`walk`]); what a worker keeps of each
+//! element is a [`Scanner`], and what the reading thread does with a region's result is a
+//! [`Folder`].
 
 use crate::collect::{Digest, Lazy, NO_NAME, Resolve, names_interned};
 
@@ -7,7 +12,176 @@ use super::{Feed, Sight};
 use crate::event::{Event, Wanted};
 use crate::intern::Interner;
 use crate::options::Limits;
-use crate::scan::{self, ErrorLog, Form, Problem, Step};
+use crate::scan::{self, ErrorLog, Form, Problem, Put, Step};
+
+/// How the bytes given to a scan end.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Tail {
+    /// More of the input follows: an element cut by the end is left for the next read.
+    More,
+    /// The input ends here.
+    Eof,
+    /// The input ends here because reading failed or the file shrank: `problem` is
+    /// recorded if the scan reaches this end.
+    Broken,
+}
+
+/// The bytes one scan reads: elements of `buf` from `start` until the next element would
+/// start at or after `stop`, or the bytes end (see [`Tail`]).
+pub(crate) struct Span<'a, 'p> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) start: usize,
+    pub(crate) stop: usize,
+    pub(crate) tail: Tail,
+    /// Why the bytes end early (`Tail::Broken`).
+    pub(crate) broken: Option<&'p Problem>,
+    pub(crate) form: Form,
+}
+
+/// Where a scan stopped, beside what it kept.
+pub(crate) struct Scanned<T> {
+    pub(crate) out: T,
+    /// Where the next scan must start to continue this one (an offset in the scanned
+    /// bytes). Short of the stop when the bytes ended inside an element.
+    pub(crate) next: usize,
+    /// The array ended in this scan.
+    pub(crate) ended: bool,
+    /// It ended on its closing `]` (not on a problem).
+    pub(crate) clean: bool,
+    /// The reason broken bytes ended was recorded (the scan reached that end).
+    pub(crate) broke: bool,
+}
+
+/// What a region worker keeps of the elements it reads; shared by the workers.
+pub(crate) trait Scanner: Sync {
+    /// One region's result.
+    type Out<'a>: Send;
+    /// Scans `span` into this scanner's result.
+    fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Self::Out<'a>>;
+}
+
+/// What the reading thread does with each region's result, in file order.
+pub(crate) trait Folder<S: Scanner> {
+    /// Folds one region's result; `log` takes its problems.
+    fn apply(&mut self, out: S::Out<'_>, log: &mut ErrorLog);
+    /// Read progress in stored bytes (see [`crate::ProgressSink`]).
+    fn progress(&mut self, _done: u64, _total: Option<u64>) {}
+    /// The bytes before the array's first element is known: the members before the
+    /// `"traceEvents"` key (an array-format trace has none: `{`).
+    fn prefix(&mut self, _prefix: &[u8]) {}
+    /// Whether [`Folder::suffix`] is wanted (it means reading on after the array).
+    fn wants_suffix(&self) -> bool {
+        false
+    }
+    /// The text after the array's closing `]` (at most `max_prefix_bytes` of it), when the
+    /// array ended cleanly.
+    fn suffix(&mut self, _rest: &[u8]) {}
+}
+
+/// What [`walk`] hands each element to.
+pub(crate) trait Elements<'a> {
+    /// Where a step writes the event it keeps.
+    type Put: Put<'a>;
+    fn put(&mut self) -> &mut Self::Put;
+    /// An event was read (`raw` is its text); `kept` as [`Step::Event`].
+    fn event(&mut self, kept: bool, raw: &'a [u8]);
+}
+
+/// The element loop's record of one scan: events read, and problems with the number of
+/// events read before each.
+#[derive(Default)]
+pub(crate) struct Walked {
+    pub(crate) count: u64,
+    pub(crate) problems: Vec<(u64, Problem)>,
+}
+
+impl Walked {
+    /// Writes the problems to `log`, numbered after `base` earlier events.
+    pub(crate) fn log(&self, base: u64, log: &mut ErrorLog) {
+        for (n, p) in &self.problems {
+            log.push(p, base + n);
+        }
+    }
+}
+
+/// The element loop over one span (trace.md "Element loop"), handing events to `e`.
+pub(crate) fn walk<'a, E: Elements<'a>>(
+    span: Span<'a, '_>,
+    limits: &Limits,
+    wanted: Wanted,
+    e: &mut E,
+) -> Scanned<Walked> {
+    let Span {
+        buf,
+        start,
+        stop,
+        tail,
+        broken,
+        form,
+    } = span;
+    let eof = tail != Tail::More;
+    let mut w = Walked::default();
+    let mut broke = false;
+    let mut pos = start;
+    let mut fast = scan::Fast::new(limits, wanted);
+    let done = |w, next, ended, clean, broke| Scanned {
+        out: w,
+        next,
+        ended,
+        clean,
+        broke,
+    };
+    loop {
+        while pos < buf.len() && matches!(buf[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
+            pos += 1;
+        }
+        if pos >= stop && pos < buf.len() {
+            return done(w, pos, false, false, broke);
+        }
+        let n = w.count;
+        let before = pos;
+        match scan::step(buf, &mut pos, eof, &mut fast, e.put()) {
+            Step::Event(kept) => {
+                w.count += 1;
+                e.event(kept, &buf[before..pos]);
+            }
+            Step::Problem(p) => {
+                if pos >= buf.len()
+                    && let (Tail::Broken, Some(b)) = (tail, broken)
+                {
+                    w.problems.push((n, b.clone()));
+                    broke = true;
+                }
+                w.problems.push((n, p));
+            }
+            Step::End(p) => {
+                // A problem at the end of broken bytes follows the reason they ended.
+                if let (Some(_), Tail::Broken, Some(b)) = (&p, tail, broken) {
+                    w.problems.push((n, b.clone()));
+                    broke = true;
+                }
+                let clean = p.is_none();
+                match p {
+                    // Chrome's array format may leave the closing `]` out.
+                    Some(Problem::Unterminated)
+                        if form == Form::Array && pos == buf.len() && tail != Tail::Broken => {}
+                    Some(p) => w.problems.push((n, p)),
+                    None => {}
+                }
+                return done(w, pos, true, clean, broke);
+            }
+            Step::NeedMore => return done(w, before, false, false, broke),
+        }
+    }
+}
+
+/// The analysis scanner: the events analysis uses, GPU events digested into records.
+pub(crate) struct Analyse<'l> {
+    pub(crate) limits: &'l Limits,
+    pub(crate) wanted: Wanted,
+    /// An observer will see the digested records (keep what it needs beside them).
+    pub(crate) observed: bool,
+}
 
 /// The events of one region of the array, in file order.
 pub(crate) struct Region<'a> {
@@ -23,158 +197,97 @@ pub(crate) struct Region<'a> {
     /// The distinct names of the region's events, numbered by the worker (in parallel,
     /// while the bytes are in its cache) so the fold interns each once per region.
     names: Interner<&'a [u8]>,
-    /// Every event read, used or not.
-    pub(crate) count: u64,
-    /// Problems with the number of events this region had yielded before each.
-    problems: Vec<(u64, Problem)>,
-    /// Where the next region must start to continue this one (an offset in the scanned
-    /// bytes). Short of the stop when the bytes ended inside an element.
-    pub(crate) next: usize,
-    /// The array ended in this region.
-    pub(crate) ended: bool,
+    walked: Walked,
 }
 
-/// What a region's worker is asked for: which events, whether an observer will see the
-/// GPU events it digests into records (then it keeps what the observer needs beside
-/// them), and the trace's layout.
-#[derive(Clone, Copy)]
-pub(crate) struct Ask {
-    pub(crate) wanted: Wanted,
-    pub(crate) observed: bool,
-    pub(crate) form: Form,
-}
+impl<'a> Elements<'a> for Region<'a> {
+    type Put = Vec<Event<'a>>;
 
-/// How the bytes given to [`scan`] end.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tail {
-    /// More of the input follows: an element cut by the end is left for the next read.
-    More,
-    /// The input ends here.
-    Eof,
-    /// The input ends here because reading failed or the file shrank: `problem` is
-    /// recorded if the scan reaches this end.
-    Broken,
-}
+    fn put(&mut self) -> &mut Vec<Event<'a>> {
+        &mut self.events
+    }
 
-/// Scans elements of `buf` from `start` until the next element would start at or after
-/// `stop_at`, or the bytes end (see [`Tail`]).
-pub(crate) fn scan<'a>(
-    buf: &'a [u8],
-    start: usize,
-    stop_at: usize,
-    tail: Tail,
-    broken: Option<&Problem>,
-    limits: &Limits,
-    ask: Ask,
-) -> Region<'a> {
-    let wanted = ask.wanted;
-    let eof = tail != Tail::More;
-    let mut r = Region {
-        events: Vec::new(),
-        digest: if ask.observed {
-            Digest::observed()
-        } else {
-            Digest::default()
-        },
-        digested: Vec::new(),
-        name_ids: Vec::new(),
-        names: Interner::default(),
-        count: 0,
-        problems: Vec::new(),
-        next: start,
-        ended: false,
-    };
-    let mut pos = start;
-    let mut fast = scan::Fast::new(limits, wanted);
-    loop {
-        while pos < buf.len() && matches!(buf[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
-            pos += 1;
+    fn event(&mut self, kept: bool, _raw: &'a [u8]) {
+        if let (true, Some(ev)) = (kept, self.events.last()) {
+            let id = if ev.name.escaped || !names_interned(ev.cat) {
+                NO_NAME
+            } else {
+                self.names.intern(ev.name.raw)
+            };
+            let digested = self.digest.take(ev, id);
+            self.digested.push(digested);
+            if digested {
+                // Dropped in place: nothing to free, nothing to move.
+                self.events.truncate(self.events.len() - 1);
+            } else {
+                self.name_ids.push(id);
+            }
         }
-        if pos >= stop_at && pos < buf.len() {
-            r.next = pos;
-            return r;
+    }
+}
+
+impl Scanner for Analyse<'_> {
+    type Out<'a> = Region<'a>;
+
+    fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Region<'a>> {
+        let mut r = Region {
+            events: Vec::new(),
+            digest: if self.observed {
+                Digest::observed()
+            } else {
+                Digest::default()
+            },
+            digested: Vec::new(),
+            name_ids: Vec::new(),
+            names: Interner::default(),
+            walked: Walked::default(),
+        };
+        let s = walk(span, self.limits, self.wanted, &mut r);
+        r.walked = s.out;
+        Scanned {
+            out: r,
+            next: s.next,
+            ended: s.ended,
+            clean: s.clean,
+            broke: s.broke,
         }
-        let n = r.count;
-        let before = pos;
-        match scan::step(buf, &mut pos, eof, &mut fast, &mut r.events) {
-            Step::Event(kept) => {
-                r.count += 1;
-                if let (true, Some(ev)) = (kept, r.events.last()) {
-                    let id = if ev.name.escaped || !names_interned(ev.cat) {
-                        NO_NAME
-                    } else {
-                        r.names.intern(ev.name.raw)
-                    };
-                    let digested = r.digest.take(ev, id);
-                    r.digested.push(digested);
-                    if digested {
-                        // Dropped in place: nothing to free, nothing to move.
-                        r.events.truncate(r.events.len() - 1);
-                    } else {
-                        r.name_ids.push(id);
+    }
+}
+
+impl<'l> Folder<Analyse<'l>> for Feed<'_> {
+    /// Folds a scanned region, in file order.
+    fn apply(&mut self, r: Region<'_>, log: &mut ErrorLog) {
+        let base = self.fold.out.event_total;
+        // Problem positions are event counts, so the log can be written before the fold.
+        r.walked.log(base, log);
+        let mut names = Lazy::new(r.names.values());
+        let mut resolve = Resolve::new(&mut names, &r.digest);
+        // An observer sees the digested records in their place in file order, with names
+        // and stream ids decoded once per region.
+        let mut sight = match &r.digest.memsets {
+            Some(memsets) if self.observes() => {
+                Some(Sight::new(r.names.values(), &r.digest, memsets))
+            }
+            _ => None,
+        };
+        let mut events = r.events.into_iter().zip(r.name_ids);
+        let mut recs = r.digest.recs.iter().enumerate();
+        for digested in r.digested {
+            if digested {
+                if let Some((i, &rec)) = recs.next() {
+                    if let Some(sight) = &mut sight {
+                        self.observe_digested(&rec, i, sight);
                     }
+                    self.fold_gpu(rec, &mut resolve);
                 }
-            }
-            Step::Problem(p) => {
-                if pos >= buf.len()
-                    && let (Tail::Broken, Some(b)) = (tail, broken)
-                {
-                    r.problems.push((n, b.clone()));
-                }
-                r.problems.push((n, p));
-            }
-            Step::End(p) => {
-                // A problem at the end of broken bytes follows the reason they ended.
-                if let (Some(_), Tail::Broken, Some(b)) = (&p, tail, broken) {
-                    r.problems.push((n, b.clone()));
-                }
-                match p {
-                    // Chrome's array format may leave the closing `]` out.
-                    Some(Problem::Unterminated)
-                        if ask.form == Form::Array && pos == buf.len() && tail != Tail::Broken => {}
-                    Some(p) => r.problems.push((n, p)),
-                    None => {}
-                }
-                r.ended = true;
-                r.next = pos;
-                return r;
-            }
-            Step::NeedMore => {
-                r.next = before;
-                return r;
+            } else if let Some((ev, id)) = events.next() {
+                self.fold_named(ev, id, resolve.names);
             }
         }
+        self.fold.out.event_total = base + r.walked.count;
     }
-}
 
-/// Folds a scanned region into `feed`, in file order.
-pub(crate) fn apply(r: Region<'_>, feed: &mut Feed<'_>, log: &mut ErrorLog) {
-    let base = feed.fold.out.event_total;
-    // Problem positions are event counts, so the log can be written before the fold.
-    for (n, p) in &r.problems {
-        log.push(p, base + n);
+    fn progress(&mut self, done: u64, total: Option<u64>) {
+        Feed::progress(self, done, total);
     }
-    let mut names = Lazy::new(r.names.values());
-    let mut resolve = Resolve::new(&mut names, &r.digest);
-    // An observer sees the digested records in their place in file order, with names
-    // and stream ids decoded once per region.
-    let mut sight = match &r.digest.memsets {
-        Some(memsets) if feed.observes() => Some(Sight::new(r.names.values(), &r.digest, memsets)),
-        _ => None,
-    };
-    let mut events = r.events.into_iter().zip(r.name_ids);
-    let mut recs = r.digest.recs.iter().enumerate();
-    for digested in r.digested {
-        if digested {
-            if let Some((i, &rec)) = recs.next() {
-                if let Some(sight) = &mut sight {
-                    feed.observe_digested(&rec, i, sight);
-                }
-                feed.fold_gpu(rec, &mut resolve);
-            }
-        } else if let Some((ev, id)) = events.next() {
-            feed.fold_named(ev, id, resolve.names);
-        }
-    }
-    feed.fold.out.event_total = base + r.count;
 }
