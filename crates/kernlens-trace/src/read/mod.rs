@@ -447,16 +447,26 @@ fn input_limit(len: u64, limits: &Limits, log: &mut ErrorLog) -> u64 {
 
 /// Fills `buf` as far as the reader allows; returns how many bytes were read.
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    match fill(r, buf) {
+        (_, Some(e)) => Err(e),
+        (n, None) => Ok(n),
+    }
+}
+
+/// Fills `buf` as far as the reader allows: how many bytes were read, and the error that
+/// stopped it short, if any (the gzip pieces and the sequential stream keep what came
+/// before the error).
+pub(super) fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => return (n, Some(e)),
         }
     }
-    Ok(n)
+    (n, None)
 }
 
 /// The input-size limit was reached (carried inside an `io::Error`).

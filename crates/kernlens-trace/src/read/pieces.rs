@@ -20,7 +20,7 @@ use crate::scan::{ErrorLog, Form, Problem};
 use super::parallel::{BACK, Cut, Fetch, Fetched, Order, Work, guess, in_order};
 use super::region::{Folder, Scanner, Span, Tail};
 use super::stream::Meter;
-use super::{InputLimit, input_problem};
+use super::{InputLimit, fill, input_problem};
 
 /// How a stream is cut: 512 KiB regions, each read 64 KiB past its end to finish its last
 /// element (longer ones are finished by the reading thread). Small regions keep the
@@ -56,21 +56,6 @@ impl Piece {
     fn end(&self) -> u64 {
         self.base + self.len as u64
     }
-}
-
-/// Fills `buf` as far as the reader allows: how many bytes were read, and the error that
-/// stopped it short, if any.
-fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (n, Some(e)),
-        }
-    }
-    (n, None)
 }
 
 /// The decompressing thread: pieces in order until the stream ends (or the reading thread

@@ -13,7 +13,7 @@ use crate::options::Limits;
 use crate::scan::{self, ErrorLog, Form, Located, Problem, Step};
 
 use super::stream::Meter;
-use super::{CHUNK, Head, InputLimit, deliver, failed_head, found_array, input_problem};
+use super::{CHUNK, Head, InputLimit, deliver, failed_head, fill, found_array, input_problem};
 
 /// Receives what a streamed read finds, in file order.
 pub(crate) trait StreamSink {
@@ -51,21 +51,6 @@ impl StreamSink for Feed<'_> {
     fn progress(&mut self, done: u64, total: Option<u64>) {
         Feed::progress(self, done, total);
     }
-}
-
-/// Fills `buf` as far as the reader allows: how many bytes were read, and the error that
-/// stopped it short, if any.
-fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (n, Some(e)),
-        }
-    }
-    (n, None)
 }
 
 /// Streams a reader through a bounded pipeline: one thread reads (and decompresses)
