@@ -351,11 +351,8 @@ pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
         broke: false,
         slot: Vec::new(),
     };
-    let pool = if threads > 1 && anchors > 2 {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .ok()
+    let pool = if anchors > 2 {
+        worker_pool(threads)
     } else {
         None
     };
@@ -423,4 +420,16 @@ pub(crate) fn in_order<W>(
             return;
         }
     }
+}
+
+/// The region workers' pool, for more than one thread; `None` (read on the calling thread) when
+/// one is asked for or the pool cannot be built.
+pub(super) fn worker_pool(threads: usize) -> Option<rayon::ThreadPool> {
+    if threads < 2 {
+        return None;
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .ok()
 }

@@ -17,7 +17,7 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use crate::options::Limits;
 use crate::scan::{ErrorLog, Form, Problem};
 
-use super::parallel::{BACK, Cut, Fetch, Fetched, Order, Work, guess, in_order};
+use super::parallel::{BACK, Cut, Fetch, Fetched, Order, Work, guess, in_order, worker_pool};
 use super::region::{Folder, Scanner, Span, Tail};
 use super::stream::Meter;
 use super::{InputLimit, fill, input_problem};
@@ -326,14 +326,7 @@ pub(crate) fn read_pieces<R: Read + Send, S: Scanner, F: Folder<S>>(
             Ok(f) => (f.body, f.head, f.form),
             Err(head) => return *head,
         };
-        let pool = if threads > 1 {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .ok()
-        } else {
-            None
-        };
+        let pool = worker_pool(threads);
         let mut order = Order {
             scanner: job.scanner,
             folder,
