@@ -86,9 +86,9 @@ fn rank<T>(mut rows: Vec<(i64, T)>, top_k: usize) -> Vec<T> {
 }
 
 /// Rows and attribution over the kept kernels (file order).
-pub(crate) fn rows<'c>(
-    c: &'c Collected,
-    kept: impl Iterator<Item = (&'c GpuRec, Resolved)>,
+pub(crate) fn rows(
+    c: &Collected,
+    kept: impl Iterator<Item = (GpuRec, Resolved)>,
     top_k: usize,
 ) -> (Attribution, Vec<KernelRow>, Vec<OpRow>) {
     // Name ids are dense (interned in order), so the accumulators are vectors indexed
