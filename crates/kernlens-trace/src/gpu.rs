@@ -109,56 +109,102 @@ impl GpuRecs {
     }
 
     /// Record `i` (file order).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, i: usize) -> Option<GpuRec> {
-        self.packed.get(i).map(|p| self.decode(p))
+        self.packed.get(i).map(|p| decode(p, &self.wide))
+    }
+
+    /// Record `i`'s start and end (`ts + dur`, saturating), the time order's key.
+    #[inline(always)]
+    pub(crate) fn start_end(&self, i: usize) -> Option<(i64, i64)> {
+        let p = self.packed.get(i)?;
+        let dur = if p.bits & WIDE == 0 {
+            i64::from(p.dur)
+        } else {
+            wide_values(p, &self.wide).0
+        };
+        Some((p.ts, p.ts.saturating_add(dur)))
     }
 
     /// The records in file order.
-    pub(crate) fn iter(
-        &self,
-    ) -> impl DoubleEndedIterator<Item = GpuRec> + ExactSizeIterator + Clone + '_ {
-        self.packed.iter().map(|p| self.decode(p))
+    pub(crate) fn iter(&self) -> Iter<'_> {
+        Iter {
+            packed: self.packed.iter(),
+            wide: &self.wide,
+        }
+    }
+}
+
+/// The records of a [`GpuRecs`] in file order, decoded.
+#[derive(Clone)]
+pub(crate) struct Iter<'a> {
+    packed: std::slice::Iter<'a, Packed>,
+    wide: &'a [Wide],
+}
+
+impl Iterator for Iter<'_> {
+    type Item = GpuRec;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<GpuRec> {
+        self.packed.next().map(|p| decode(p, self.wide))
     }
 
     #[inline]
-    fn decode(&self, p: &Packed) -> GpuRec {
-        let (dur, corr, device) = if p.bits & WIDE == 0 {
-            (
-                i64::from(p.dur),
-                i64::from(p.corr),
-                i64::from(p.bits & DEVICE),
-            )
-        } else {
-            self.wide_values(p)
-        };
-        GpuRec::new(
-            p.ts,
-            dur,
-            (p.bits & HAS_CORR != 0).then_some(corr),
-            (p.bits & HAS_DEVICE != 0).then_some(device),
-            p.name,
-            p.stream,
-            p.geometry,
-            if p.bits & MEMCPY == 0 {
-                GpuKind::Kernel
-            } else {
-                GpuKind::Memcpy
-            },
-        )
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.packed.size_hint()
     }
+}
 
-    /// The side table's values for a [`WIDE`] record (out of line: real traces seldom
-    /// take this path).
-    #[cold]
-    fn wide_values(&self, p: &Packed) -> (i64, i64, i64) {
-        let at = (u64::from(p.corr) << 32) | u64::from(p.dur);
-        // Every WIDE record's index was taken from the table it points into.
-        usize::try_from(at)
-            .ok()
-            .and_then(|at| self.wide.get(at))
-            .map_or((0, 0, 0), |w| (w.dur, w.corr, w.device))
+impl DoubleEndedIterator for Iter<'_> {
+    #[inline(always)]
+    fn next_back(&mut self) -> Option<GpuRec> {
+        self.packed.next_back().map(|p| decode(p, self.wide))
     }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+// Every sweep of the analysis decodes every record: inlined, the fields a sweep does not
+// read cost nothing.
+#[inline(always)]
+fn decode(p: &Packed, wide: &[Wide]) -> GpuRec {
+    let (dur, corr, device) = if p.bits & WIDE == 0 {
+        (
+            i64::from(p.dur),
+            i64::from(p.corr),
+            i64::from(p.bits & DEVICE),
+        )
+    } else {
+        wide_values(p, wide)
+    };
+    GpuRec::new(
+        p.ts,
+        dur,
+        (p.bits & HAS_CORR != 0).then_some(corr),
+        (p.bits & HAS_DEVICE != 0).then_some(device),
+        p.name,
+        p.stream,
+        p.geometry,
+        if p.bits & MEMCPY == 0 {
+            GpuKind::Kernel
+        } else {
+            GpuKind::Memcpy
+        },
+    )
+}
+
+/// The side table's values for a [`WIDE`] record (out of line: real traces seldom take
+/// this path).
+#[cold]
+#[inline(never)]
+fn wide_values(p: &Packed, wide: &[Wide]) -> (i64, i64, i64) {
+    let at = (u64::from(p.corr) << 32) | u64::from(p.dur);
+    // Every WIDE record's index was taken from the table it points into.
+    usize::try_from(at)
+        .ok()
+        .and_then(|at| wide.get(at))
+        .map_or((0, 0, 0), |w| (w.dur, w.corr, w.device))
 }
 
 #[cfg(test)]

@@ -143,8 +143,8 @@ fn sorted_indices<I: Copy + Ord + TryInto<usize>>(
         let (ts, end) = i
             .try_into()
             .ok()
-            .and_then(|i| gpu.get(i))
-            .map_or((0, 0), |r| (r.ts, r.ts.saturating_add(r.dur)));
+            .and_then(|i| gpu.start_end(i))
+            .unwrap_or((0, 0));
         (ts, end, i)
     });
     order
@@ -158,14 +158,28 @@ pub(crate) enum TimeOrder {
 
 impl TimeOrder {
     /// The indices, in time order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        let (narrow, wide): (&[u32], &[usize]) = match self {
-            TimeOrder::Narrow(v) => (v, &[]),
-            TimeOrder::Wide(v) => (&[], v),
-        };
-        narrow
-            .iter()
-            .map(|&i| i as usize)
-            .chain(wide.iter().copied())
+    pub(crate) fn iter(&self) -> OrderIter<'_> {
+        match self {
+            TimeOrder::Narrow(v) => OrderIter::Narrow(v.iter()),
+            TimeOrder::Wide(v) => OrderIter::Wide(v.iter()),
+        }
+    }
+}
+
+/// The indices of a [`TimeOrder`].
+pub(crate) enum OrderIter<'a> {
+    Narrow(std::slice::Iter<'a, u32>),
+    Wide(std::slice::Iter<'a, usize>),
+}
+
+impl Iterator for OrderIter<'_> {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            OrderIter::Narrow(it) => it.next().map(|&i| i as usize),
+            OrderIter::Wide(it) => it.next().copied(),
+        }
     }
 }
