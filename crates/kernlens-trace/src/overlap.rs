@@ -126,6 +126,15 @@ pub(crate) fn stream_overlap(
 /// file order). Indices rather than the records: the records stay in file order for the
 /// rows, which are built at the same time on another thread.
 pub(crate) fn time_order(gpu: &GpuRecs) -> TimeOrder {
+    // Records often arrive in that order already (graph_many's do): then the order is
+    // the file's, and no index is kept or sorted.
+    if gpu
+        .iter()
+        .map(|r| (r.ts, r.ts.saturating_add(r.dur)))
+        .is_sorted()
+    {
+        return TimeOrder::File(gpu.len());
+    }
     // Four bytes an index while they fit: the order lives beside every record at the
     // read's peak of memory.
     match u32::try_from(gpu.len()) {
@@ -152,6 +161,8 @@ fn sorted_indices<I: Copy + Ord + TryInto<usize>>(
 
 /// GPU record indices in time order ([`time_order`]).
 pub(crate) enum TimeOrder {
+    /// File order is time order: the indices `0..n`.
+    File(usize),
     Narrow(Vec<u32>),
     Wide(Vec<usize>),
 }
@@ -160,6 +171,7 @@ impl TimeOrder {
     /// The indices, in time order.
     pub(crate) fn iter(&self) -> OrderIter<'_> {
         match self {
+            TimeOrder::File(n) => OrderIter::File(0..*n),
             TimeOrder::Narrow(v) => OrderIter::Narrow(v.iter()),
             TimeOrder::Wide(v) => OrderIter::Wide(v.iter()),
         }
@@ -168,6 +180,7 @@ impl TimeOrder {
 
 /// The indices of a [`TimeOrder`].
 pub(crate) enum OrderIter<'a> {
+    File(std::ops::Range<usize>),
     Narrow(std::slice::Iter<'a, u32>),
     Wide(std::slice::Iter<'a, usize>),
 }
@@ -178,6 +191,7 @@ impl Iterator for OrderIter<'_> {
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
         match self {
+            OrderIter::File(it) => it.next(),
             OrderIter::Narrow(it) => it.next().map(|&i| i as usize),
             OrderIter::Wide(it) => it.next().copied(),
         }

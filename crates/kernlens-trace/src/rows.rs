@@ -103,7 +103,10 @@ pub(crate) fn rows(
     let mut sig_list: Vec<&Meta> = Vec::new();
     let (mut n_attr, mut n_graph, mut n_unlinked) = (0u64, 0u64, 0u64);
     let (mut ns_attr, mut ns_graph, mut ns_unlinked, mut ns_all) = (0i64, 0i64, 0i64, 0i64);
-    for (r, res) in kept.filter(|(r, _)| r.kind == GpuKind::Kernel) {
+    for (r, res) in kept {
+        if r.kind != GpuKind::Kernel {
+            continue;
+        }
         ns_all = ns_all.saturating_add(r.dur);
         match res.bucket {
             Bucket::Op(_) => (n_attr += 1, ns_attr = ns_attr.saturating_add(r.dur)),
