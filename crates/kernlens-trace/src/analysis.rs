@@ -149,7 +149,7 @@ pub(crate) fn build(
             .map(move |r| match last {
                 Some((k, res)) if k == r.corr() => (r, res),
                 _ => {
-                    let res = rows::resolve(cr, set, r);
+                    let res = rows::resolve(cr, set, &r);
                     last = Some((r.corr(), res));
                     (r, res)
                 }
@@ -193,7 +193,7 @@ pub(crate) fn build(
     };
     let by_time = || {
         let order = overlap::time_order(&c.gpu);
-        let sorted = || order.iter().filter_map(|&i| c.gpu.get(i));
+        let sorted = || order.iter().filter_map(|i| c.gpu.get(i));
         let timeline = timeline::timeline(sorted(), win, &|id| {
             comm_flags.get(id as usize).copied().unwrap_or(false)
         });

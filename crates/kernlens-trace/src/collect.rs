@@ -2,6 +2,7 @@
 //! and interned names. Nothing here looks at an event twice.
 
 use crate::event::{Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
+use crate::gpu::GpuRecs;
 use crate::intern::{Interner, Map, Set, StrInterner};
 use crate::json::RawStr;
 
@@ -15,8 +16,8 @@ pub(crate) enum GpuKind {
     Memcpy,
 }
 
-/// One kernel, memcpy or memset: a few integers (48 bytes; a multi-GB trace holds
-/// millions of these, so optional fields are a value plus a flag, not `Option<i64>`).
+/// One kernel, memcpy or memset: a few integers. Stored packed in [`GpuRecs`] (32 bytes
+/// a record) and handed out as this, by value.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct GpuRec {
     pub(crate) ts: i64,
@@ -123,7 +124,7 @@ pub(crate) struct Collected {
     /// the normalisation runs once per distinct text, not once per op.
     meta_by_raw: Map<Box<[u8]>, u32>,
     raw_key: Vec<u8>,
-    pub(crate) gpu: Vec<GpuRec>,
+    pub(crate) gpu: GpuRecs,
     pub(crate) gpu_annotations: Vec<Span>,
     pub(crate) cpu_steps: Vec<Span>,
     pub(crate) cpu_spans: Vec<Span>,

@@ -85,6 +85,7 @@ mod event;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod gpu;
 mod graph;
 mod intern;
 mod json;

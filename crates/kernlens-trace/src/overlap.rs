@@ -3,6 +3,7 @@
 
 use crate::collect::{Collected, GpuRec, NONE};
 use crate::event::IdVal;
+use crate::gpu::GpuRecs;
 use crate::report::{StreamId, StreamOverlap, ratio, us};
 
 const MIN_OVERLAP_NS: i64 = 1_000;
@@ -35,9 +36,9 @@ struct StreamAcc {
 
 /// The worst overlapping stream over the whole trace, if any qualifies. `sorted` is every
 /// GPU event ordered by `(ts, end)`.
-pub(crate) fn stream_overlap<'r>(
+pub(crate) fn stream_overlap(
     c: &Collected,
-    sorted: impl Iterator<Item = &'r GpuRec>,
+    sorted: impl Iterator<Item = GpuRec>,
 ) -> Option<StreamOverlap> {
     // Stream ids are dense (interned in order), so the accumulators are a vector; an id
     // past the interned ones (none in practice) shares the last slot rather than growing
@@ -124,11 +125,75 @@ pub(crate) fn stream_overlap<'r>(
 /// The GPU events' indices ordered by `(ts, end)`, the order both sweeps need (ties in
 /// file order). Indices rather than the records: the records stay in file order for the
 /// rows, which are built at the same time on another thread.
-pub(crate) fn time_order(gpu: &[GpuRec]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..gpu.len()).collect();
+pub(crate) fn time_order(gpu: &GpuRecs) -> TimeOrder {
+    // Records often arrive in that order already (graph_many's do): then the order is
+    // the file's, and no index is kept or sorted.
+    if gpu
+        .iter()
+        .map(|r| (r.ts, r.ts.saturating_add(r.dur)))
+        .is_sorted()
+    {
+        return TimeOrder::File(gpu.len());
+    }
+    // Four bytes an index while they fit: the order lives beside every record at the
+    // read's peak of memory.
+    match u32::try_from(gpu.len()) {
+        Ok(n) => TimeOrder::Narrow(sorted_indices(gpu, 0..n)),
+        Err(_) => TimeOrder::Wide(sorted_indices(gpu, 0..gpu.len())),
+    }
+}
+
+fn sorted_indices<I: Copy + Ord + TryInto<usize>>(
+    gpu: &GpuRecs,
+    indices: impl Iterator<Item = I>,
+) -> Vec<I> {
+    let mut order: Vec<I> = indices.collect();
     order.sort_unstable_by_key(|&i| {
-        let r = &gpu[i];
-        (r.ts, r.ts.saturating_add(r.dur), i)
+        let (ts, end) = i
+            .try_into()
+            .ok()
+            .and_then(|i| gpu.start_end(i))
+            .unwrap_or((0, 0));
+        (ts, end, i)
     });
     order
+}
+
+/// GPU record indices in time order ([`time_order`]).
+pub(crate) enum TimeOrder {
+    /// File order is time order: the indices `0..n`.
+    File(usize),
+    Narrow(Vec<u32>),
+    Wide(Vec<usize>),
+}
+
+impl TimeOrder {
+    /// The indices, in time order.
+    pub(crate) fn iter(&self) -> OrderIter<'_> {
+        match self {
+            TimeOrder::File(n) => OrderIter::File(0..*n),
+            TimeOrder::Narrow(v) => OrderIter::Narrow(v.iter()),
+            TimeOrder::Wide(v) => OrderIter::Wide(v.iter()),
+        }
+    }
+}
+
+/// The indices of a [`TimeOrder`].
+pub(crate) enum OrderIter<'a> {
+    File(std::ops::Range<usize>),
+    Narrow(std::slice::Iter<'a, u32>),
+    Wide(std::slice::Iter<'a, usize>),
+}
+
+impl Iterator for OrderIter<'_> {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            OrderIter::File(it) => it.next(),
+            OrderIter::Narrow(it) => it.next().map(|&i| i as usize),
+            OrderIter::Wide(it) => it.next().copied(),
+        }
+    }
 }

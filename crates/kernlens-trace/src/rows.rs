@@ -86,9 +86,9 @@ fn rank<T>(mut rows: Vec<(i64, T)>, top_k: usize) -> Vec<T> {
 }
 
 /// Rows and attribution over the kept kernels (file order).
-pub(crate) fn rows<'c>(
-    c: &'c Collected,
-    kept: impl Iterator<Item = (&'c GpuRec, Resolved)>,
+pub(crate) fn rows(
+    c: &Collected,
+    kept: impl Iterator<Item = (GpuRec, Resolved)>,
     top_k: usize,
 ) -> (Attribution, Vec<KernelRow>, Vec<OpRow>) {
     // Name ids are dense (interned in order), so the accumulators are vectors indexed
@@ -103,7 +103,10 @@ pub(crate) fn rows<'c>(
     let mut sig_list: Vec<&Meta> = Vec::new();
     let (mut n_attr, mut n_graph, mut n_unlinked) = (0u64, 0u64, 0u64);
     let (mut ns_attr, mut ns_graph, mut ns_unlinked, mut ns_all) = (0i64, 0i64, 0i64, 0i64);
-    for (r, res) in kept.filter(|(r, _)| r.kind == GpuKind::Kernel) {
+    for (r, res) in kept {
+        if r.kind != GpuKind::Kernel {
+            continue;
+        }
         ns_all = ns_all.saturating_add(r.dur);
         match res.bucket {
             Bucket::Op(_) => (n_attr += 1, ns_attr = ns_attr.saturating_add(r.dur)),

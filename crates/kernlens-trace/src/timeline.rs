@@ -60,8 +60,8 @@ struct DeviceAcc {
 
 /// Builds the timeline from GPU events sorted by `ts`. Only events the window keeps
 /// count; `is_comm` says whether a kernel name id is communication.
-pub(crate) fn timeline<'r>(
-    sorted: impl Iterator<Item = &'r GpuRec>,
+pub(crate) fn timeline(
+    sorted: impl Iterator<Item = GpuRec>,
     window: Option<TimeWindow>,
     is_comm: &dyn Fn(u32) -> bool,
 ) -> Timeline {

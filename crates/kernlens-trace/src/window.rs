@@ -236,7 +236,7 @@ fn launched_spans(c: &Collected, steps: &[&Span]) -> Vec<Option<(i64, i64)>> {
         v.sort_unstable();
     }
     let mut gpu_span: Vec<Option<(i64, i64)>> = vec![None; steps.len()];
-    for r in &c.gpu {
+    for r in c.gpu.iter() {
         let Some(launch) = r.corr().and_then(|k| c.launch_at.get(&k)) else {
             continue;
         };
