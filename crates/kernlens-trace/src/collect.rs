@@ -279,6 +279,7 @@ impl Collector {
 
     /// Folds a GPU record the reader digested: its name, stream and geometry are the
     /// region's numbers, resolved here in file order.
+    #[inline]
     pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) {
         let o = &mut self.out;
         o.event_total += 1;
@@ -453,6 +454,7 @@ impl Numbers {
     };
 
     /// Numbers `ev`'s name and meta text in the region's interners.
+    #[inline]
     pub(crate) fn give<'a>(
         ev: &Event<'a>,
         names: &mut Interner<&'a [u8]>,
