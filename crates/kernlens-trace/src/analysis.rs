@@ -167,7 +167,7 @@ pub(crate) fn build(
                 || extra.iter().any(|p| lower.contains(p.as_str()))
         })
         .collect();
-    // The rows read the records in file order, the sweeps in time order: on two threads
+    // The rows read the records in file order, the sweeps in time order: on three threads
     // when the caller allows more than one, over the same records.
     let by_file_order = || {
         let rows = rows::rows(&c, kept_kernels(), opts.top_k);
