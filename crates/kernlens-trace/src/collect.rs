@@ -1,9 +1,9 @@
 //! The sequential fold: parsed events (in file order) become compact records, link maps
 //! and interned names. Nothing here looks at an event twice.
 
-use crate::event::{Args, Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
 use std::collections::hash_map::Entry;
 
+use crate::event::{Args, Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
 use crate::intern::{Interner, Map, Set, StrInterner};
 use crate::json::RawStr;
 
