@@ -167,7 +167,7 @@ pub(crate) fn build(
                 || extra.iter().any(|p| lower.contains(p.as_str()))
         })
         .collect();
-    // The rows read the records in file order, the sweeps in time order: on two threads
+    // The rows read the records in file order, the sweeps in time order: on three threads
     // when the caller allows more than one, over the same records.
     let by_file_order = || {
         let rows = rows::rows(&c, kept_kernels(), opts.top_k);
@@ -191,18 +191,33 @@ pub(crate) fn build(
         });
         (rows, launch_recs, graph::coverage(&c))
     };
+    let parallel = opts.threads != Some(1);
     let by_time = || {
         let order = overlap::time_order(&c.gpu);
         let sorted = || order.iter().filter_map(|i| c.gpu.get(i));
-        let timeline = timeline::timeline(sorted(), win, &|id| {
-            comm_flags.get(id as usize).copied().unwrap_or(false)
-        });
-        (timeline, overlap::stream_overlap(&c, sorted()))
+        let timeline = || {
+            timeline::timeline(sorted(), win, &|id| {
+                comm_flags.get(id as usize).copied().unwrap_or(false)
+            })
+        };
+        let stream_overlap = || overlap::stream_overlap(&c, sorted());
+        // The two sweeps over the time order are the longest part of the report: the
+        // overlap one gets a thread of its own.
+        if parallel {
+            std::thread::scope(|s| {
+                let o = s.spawn(stream_overlap);
+                let t = timeline();
+                match o.join() {
+                    Ok(o) => (t, o),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            })
+        } else {
+            (timeline(), stream_overlap())
+        }
     };
     let (((attribution, kernels, ops), launch_recs, graph), (timeline, stream_overlap)) =
-        if opts.threads == Some(1) {
-            (by_file_order(), by_time())
-        } else {
+        if parallel {
             std::thread::scope(|s| {
                 let t = s.spawn(by_time);
                 let f = by_file_order();
@@ -211,6 +226,8 @@ pub(crate) fn build(
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             })
+        } else {
+            (by_file_order(), by_time())
         };
     let window = chosen.map(|ch| {
         let explicit = ch.method == "explicit";

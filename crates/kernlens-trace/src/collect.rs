@@ -1,7 +1,9 @@
 //! The sequential fold: parsed events (in file order) become compact records, link maps
 //! and interned names. Nothing here looks at an event twice.
 
-use crate::event::{Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
+use std::collections::hash_map::Entry;
+
+use crate::event::{Args, Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
 use crate::gpu::GpuRecs;
 use crate::intern::{Interner, Map, Set, StrInterner};
 use crate::json::RawStr;
@@ -73,6 +75,24 @@ impl GpuRec {
     }
 }
 
+/// A kernel's launch geometry `(grid, block)` as a worker's map key, hashed as six
+/// integers: the derived hash writes each array as a 24-byte string, which takes
+/// foldhash's long-input path twice per kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Geometry(Option<Dim3>, Option<Dim3>);
+
+impl std::hash::Hash for Geometry {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        // Which parts are present, then their values: equal keys write the same words.
+        h.write_u8(u8::from(self.0.is_some()) | (u8::from(self.1.is_some()) << 1));
+        for d in [&self.0, &self.1].into_iter().flatten() {
+            for &x in d {
+                h.write_i64(x);
+            }
+        }
+    }
+}
+
 /// Op meta recorded per External id (first seen wins).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Meta {
@@ -120,10 +140,9 @@ pub(crate) struct Collected {
     pub(crate) driver_graph: Set<i64>,
     pub(crate) ops: Map<i64, OpInfo>,
     pub(crate) metas: Interner<Meta>,
-    /// Meta ids by the raw text of their four fields: most ops repeat their shapes, so
-    /// the normalisation runs once per distinct text, not once per op.
-    meta_by_raw: Map<Box<[u8]>, u32>,
-    raw_key: Vec<u8>,
+    meta_ids: MetaIds,
+    /// The last integer pid interned, and its id.
+    last_pid: Option<(i64, u32)>,
     pub(crate) gpu: GpuRecs,
     pub(crate) gpu_annotations: Vec<Span>,
     pub(crate) cpu_steps: Vec<Span>,
@@ -133,37 +152,75 @@ pub(crate) struct Collected {
     pub(crate) geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
 }
 
-/// The meta id of an op's `args` (trace.md "Event classification (one pass)": empty fields omitted, no meta when all are empty).
-fn meta_id(o: &mut Collected, args: &crate::event::Args<'_>) -> u32 {
-    let file = args.kernel_file.filter(|f| !f.raw.is_empty());
-    // The backend counts only beside a kernel file.
-    let backend = file.and(args.kernel_backend);
+/// The raw text of an op's four meta fields, empty ones left out (trace.md "Event
+/// classification (one pass)"): what a region worker numbers, so that the fold looks
+/// each distinct text up once per region instead of hashing it once per op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct MetaText<'a> {
+    dims: &'a [u8],
+    types: &'a [u8],
+    file: Option<RawStr<'a>>,
+    backend: Option<RawStr<'a>>,
+}
+
+impl<'a> MetaText<'a> {
+    /// The text of `args`' meta, or None when every field is empty (the op has no meta).
+    pub(crate) fn of(args: &Args<'a>) -> Option<Self> {
+        let file = args.kernel_file.filter(|f| !f.raw.is_empty());
+        let text = MetaText {
+            dims: args.input_dims.unwrap_or_default(),
+            types: args.input_type.unwrap_or_default(),
+            file,
+            // The backend counts only beside a kernel file.
+            backend: file.and(args.kernel_backend),
+        };
+        (!text.dims.is_empty() || !text.types.is_empty() || file.is_some()).then_some(text)
+    }
+}
+
+/// Meta ids by the raw text of their four fields: most ops repeat their shapes, so the
+/// normalisation runs once per distinct text, not once per op.
+#[derive(Default)]
+struct MetaIds {
+    by_raw: Map<Box<[u8]>, u32>,
+    /// The key being looked up (reused).
+    raw_key: Vec<u8>,
+}
+
+/// The meta id of an op's meta text ([`NONE`] when all its fields normalise to empty).
+fn meta_id(metas: &mut Interner<Meta>, o: &mut MetaIds, text: &MetaText<'_>) -> u32 {
     let parts: [&[u8]; 4] = [
-        args.input_dims.unwrap_or_default(),
-        args.input_type.unwrap_or_default(),
-        file.map_or(&[][..], |f| f.raw),
-        backend.map_or(&[][..], |b| b.raw),
+        text.dims,
+        text.types,
+        text.file.map_or(&[][..], |f| f.raw),
+        text.backend.map_or(&[][..], |b| b.raw),
     ];
     o.raw_key.clear();
     for p in parts {
         o.raw_key.extend_from_slice(&(p.len() as u64).to_le_bytes());
         o.raw_key.extend_from_slice(p);
     }
-    if let Some(&id) = o.meta_by_raw.get(&o.raw_key[..]) {
+    if let Some(&id) = o.by_raw.get(&o.raw_key[..]) {
         return id;
     }
     let meta = Meta {
-        shapes: args.input_dims.map(normalize_shapes).unwrap_or_default(),
-        dtypes: args.input_type.map(normalize_dtypes).unwrap_or_default(),
-        kernel_file: file.map(|f| f.decode().into_owned()).unwrap_or_default(),
-        kernel_backend: backend.map(|b| b.decode().into_owned()).unwrap_or_default(),
+        shapes: normalize_shapes(text.dims),
+        dtypes: normalize_dtypes(text.types),
+        kernel_file: text
+            .file
+            .map(|f| f.decode().into_owned())
+            .unwrap_or_default(),
+        kernel_backend: text
+            .backend
+            .map(|b| b.decode().into_owned())
+            .unwrap_or_default(),
     };
     let id = if meta == Meta::default() {
         NONE
     } else {
-        o.metas.intern(meta)
+        metas.intern(meta)
     };
-    o.meta_by_raw.insert(o.raw_key.as_slice().into(), id);
+    o.by_raw.insert(o.raw_key.as_slice().into(), id);
     id
 }
 
@@ -180,6 +237,37 @@ pub(crate) fn is_profiler_step(name: &[u8]) -> bool {
         .is_some_and(|d| !d.is_empty() && d.iter().all(u8::is_ascii_digit))
 }
 
+/// Whether `name` holds `::` (a namespaced op such as `aten::mm`). Names are short, so a
+/// byte loop beats setting up a substring search per event.
+fn is_namespaced(name: &[u8]) -> bool {
+    name.windows(2).any(|w| w == b"::")
+}
+
+/// Whether a runtime or driver call's name holds `GraphLaunch`.
+fn is_graph_launch(name: &[u8]) -> bool {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"GraphLaunch"));
+    FINDER.find(name).is_some()
+}
+
+impl Collected {
+    /// The interned id of pid `pid`. Integer pids (the common case) skip the hash while
+    /// they repeat: a trace's CPU events come in long runs from one process.
+    fn pid(&mut self, pid: &IdRaw<'_>) -> u32 {
+        if let IdRaw::Int(p) = *pid {
+            if let Some((last, id)) = self.last_pid
+                && last == p
+            {
+                return id;
+            }
+            let id = self.pids.intern(IdVal::Int(p));
+            self.last_pid = Some((p, id));
+            return id;
+        }
+        self.pids.intern(pid.decode().into_owned())
+    }
+}
+
 impl Collector {
     /// Counts an event analysis does not use.
     pub(crate) fn skip(&mut self) {
@@ -187,19 +275,22 @@ impl Collector {
     }
 
     pub(crate) fn fold(&mut self, ev: Event<'_>) {
-        self.fold_named(ev, NO_NAME, &mut Lazy::new(&[]));
+        self.fold_named(ev, Numbers::NONE, &mut Resolve::empty());
     }
 
     /// Folds a GPU record the reader digested: its name, stream and geometry are the
     /// region's numbers, resolved here in file order.
+    #[inline]
     pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) {
         let o = &mut self.out;
         o.event_total += 1;
         let geometry = d
             .geometries
-            .resolve(rec.geometry, |key| o.geometries.intern(*key))
+            .resolve(rec.geometry, |&Geometry(grid, block)| {
+                o.geometries.intern((grid, block))
+            })
             .unwrap_or(NONE);
-        let name = d.names.name(rec.name, &EMPTY, &mut o.names);
+        let name = d.name(rec.name, &EMPTY, &mut o.names);
         let stream = d
             .streams
             .resolve(rec.stream, |(pid, tid)| {
@@ -215,15 +306,10 @@ impl Collector {
         });
     }
 
-    /// Folds an event whose name the reader numbered (`name_id` in `names`).
-    pub(crate) fn fold_named(
-        &mut self,
-        ev: Event<'_>,
-        name_id: u32,
-        names: &mut RegionNames<'_, '_>,
-    ) {
+    /// Folds an event whose name (and meta text) the reader numbered (`n`, numbers of
+    /// `keys`' region).
+    pub(crate) fn fold_named(&mut self, ev: Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
         let o = &mut self.out;
-        let mut name_of = |o: &mut Collected| names.name(name_id, &ev.name, &mut o.names);
         o.event_total += 1;
         // Only the categories analysis itself reads: Python frames (an observer's), flows
         // and others (split's) would move the start with who is listening.
@@ -244,9 +330,9 @@ impl Collector {
                 if let Some(ext) = ev.args.external_id {
                     o.links.insert(corr, ext);
                 }
-                let pid = o.pids.intern(ev.pid.decode().into_owned());
+                let pid = o.pid(&ev.pid);
                 o.launch_at.insert(corr, LaunchAt { ts: ev.ts, pid });
-                if memchr::memmem::find(&name_bytes, b"GraphLaunch").is_some() {
+                if is_graph_launch(&name_bytes) {
                     if ev.cat == Cat::Runtime {
                         o.runtime_graph.insert(corr);
                     } else {
@@ -257,24 +343,22 @@ impl Collector {
             Cat::CpuOp => {
                 let step = ev.ph_x && is_profiler_step(&name_bytes);
                 if let Some(ext) = ev.args.external_id {
-                    let name = name_of(o);
-                    let meta = |o: &mut Collected| meta_id(o, &ev.args);
-                    match o.ops.get_mut(&ext) {
-                        Some(info) => info.name = name,
-                        None => {
-                            let meta = meta(o);
-                            o.ops.insert(ext, OpInfo { name, meta });
+                    let name = keys.name(n.name, &ev.name, &mut o.names);
+                    match o.ops.entry(ext) {
+                        Entry::Occupied(mut info) => info.get_mut().name = name,
+                        Entry::Vacant(slot) => {
+                            let meta = keys.meta(n.meta, &ev.args, &mut o.metas, &mut o.meta_ids);
+                            slot.insert(OpInfo { name, meta });
                         }
                     }
                 }
                 // Spans that can twin a GPU annotation (trace.md "Annotation coverage check") are kept; namespaced ATen
                 // ops (`aten::mm`) never do, and keeping every op span would make memory
                 // grow with the CPU side of the trace.
-                let annotation_like = memchr::memmem::find(&name_bytes, b"::").is_none();
-                if ev.ph_x && (step || annotation_like) {
-                    let pid = o.pids.intern(ev.pid.decode().into_owned());
+                if ev.ph_x && (step || !is_namespaced(&name_bytes)) {
+                    let pid = o.pid(&ev.pid);
                     let span = Span {
-                        name: name_of(o),
+                        name: keys.name(n.name, &ev.name, &mut o.names),
                         ts: ev.ts,
                         dur: ev.dur,
                         pid,
@@ -286,9 +370,9 @@ impl Collector {
                 }
             }
             Cat::UserAnnotation => {
-                let pid = o.pids.intern(ev.pid.decode().into_owned());
+                let pid = o.pid(&ev.pid);
                 let span = Span {
-                    name: name_of(o),
+                    name: keys.name(n.name, &ev.name, &mut o.names),
                     ts: ev.ts,
                     dur: ev.dur,
                     pid,
@@ -299,7 +383,7 @@ impl Collector {
                 o.cpu_spans.push(span);
             }
             Cat::GpuUserAnnotation => {
-                let name = name_of(o);
+                let name = keys.name(n.name, &ev.name, &mut o.names);
                 o.gpu_annotations.push(Span {
                     name,
                     ts: ev.ts,
@@ -319,7 +403,7 @@ impl Collector {
                 } else {
                     NONE
                 };
-                let name = name_of(o);
+                let name = keys.name(n.name, &ev.name, &mut o.names);
                 let stream = o
                     .streams
                     .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
@@ -339,7 +423,7 @@ impl Collector {
     }
 }
 
-/// A name the reader did not number.
+/// A name or meta text the reader did not number.
 pub(crate) const NO_NAME: u32 = u32::MAX;
 
 /// Whether the fold interns the names of events of this category.
@@ -355,21 +439,60 @@ pub(crate) fn names_interned(cat: Cat) -> bool {
     )
 }
 
-/// One region's numbered keys (names, streams, geometries) and their interned ids,
-/// resolved on first use so that ids are still given in order of first sight.
-pub(crate) struct Lazy<'r, K> {
-    keys: &'r [K],
-    ids: Vec<u32>,
+/// The numbers a region worker gave an event it did not digest: its name's and, for a
+/// CPU op with an External id, its meta text's ([`NO_NAME`] where it gave none).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Numbers {
+    pub(crate) name: u32,
+    pub(crate) meta: u32,
 }
 
-/// A region's numbered names.
-pub(crate) type RegionNames<'r, 'a> = Lazy<'r, &'a [u8]>;
+impl Numbers {
+    /// No numbers: the fold interns the event's own text.
+    pub(crate) const NONE: Numbers = Numbers {
+        name: NO_NAME,
+        meta: NO_NAME,
+    };
+
+    /// Numbers `ev`'s name and meta text in the region's interners.
+    #[inline]
+    pub(crate) fn give<'a>(
+        ev: &Event<'a>,
+        names: &mut Interner<&'a [u8]>,
+        metas: &mut Interner<MetaText<'a>>,
+    ) -> Numbers {
+        let name = if ev.name.escaped || !names_interned(ev.cat) {
+            NO_NAME
+        } else {
+            names.intern_repeat(ev.name.raw)
+        };
+        // Only an op with an External id has its meta looked up.
+        let meta = match (ev.cat, ev.args.external_id) {
+            (Cat::CpuOp, Some(_)) => {
+                MetaText::of(&ev.args).map_or(NONE_META, |t| metas.intern_repeat(t))
+            }
+            _ => NO_NAME,
+        };
+        Numbers { name, meta }
+    }
+}
+
+/// The meta number of an op whose fields are all empty: it has no meta.
+const NONE_META: u32 = u32::MAX - 1;
+
+/// One region's numbered keys (names, streams, geometries, meta texts) and their interned
+/// ids, resolved on first use so that ids are still given in order of first sight.
+pub(crate) struct Lazy<'r, K> {
+    keys: &'r [K],
+    /// Per number: its id once resolved (an id may be [`NONE`]: a meta that is empty).
+    ids: Vec<Option<u32>>,
+}
 
 impl<'r, K> Lazy<'r, K> {
     pub(crate) fn new(keys: &'r [K]) -> Self {
         Lazy {
             keys,
-            ids: vec![NONE; keys.len()],
+            ids: vec![None; keys.len()],
         }
     }
 
@@ -377,24 +500,7 @@ impl<'r, K> Lazy<'r, K> {
     /// region did not give.
     fn resolve(&mut self, n: u32, intern: impl FnOnce(&K) -> u32) -> Option<u32> {
         let (slot, key) = (self.ids.get_mut(n as usize)?, self.keys.get(n as usize)?);
-        if *slot == NONE {
-            *slot = intern(key);
-        }
-        Some(*slot)
-    }
-}
-
-impl Lazy<'_, &[u8]> {
-    /// The interned id of a name the reader numbered `n`, or of `name` itself when it
-    /// did not (escaped names, the streaming path).
-    fn name(&mut self, n: u32, name: &RawStr<'_>, interner: &mut StrInterner) -> u32 {
-        let numbered = self.resolve(n, |&raw| {
-            interner.intern_raw(&RawStr {
-                raw,
-                escaped: false,
-            })
-        });
-        numbered.unwrap_or_else(|| interner.intern_raw(name))
+        Some(*slot.get_or_insert_with(|| intern(key)))
     }
 }
 
@@ -410,7 +516,7 @@ const EMPTY: RawStr<'static> = RawStr {
 pub(crate) struct Digest<'a> {
     pub(crate) recs: Vec<GpuRec>,
     streams: Interner<(IdRaw<'a>, IdRaw<'a>)>,
-    geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
+    geometries: Interner<Geometry>,
     /// For an observed read, per record: whether it is a memset (the record's kind
     /// counts memsets as memcpy; the observer is told which it was).
     pub(crate) memsets: Option<Vec<bool>>,
@@ -442,11 +548,12 @@ impl<'a> Digest<'a> {
             GpuKind::Memcpy
         };
         let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
-            self.geometries.intern((ev.args.grid, ev.args.block))
+            self.geometries
+                .intern_repeat(Geometry(ev.args.grid, ev.args.block))
         } else {
             NONE
         };
-        let stream = self.streams.intern((ev.pid, ev.tid));
+        let stream = self.streams.intern_repeat((ev.pid, ev.tid));
         if let Some(memsets) = &mut self.memsets {
             memsets.push(ev.cat == Cat::Memset);
         }
@@ -466,17 +573,132 @@ impl<'a> Digest<'a> {
 
 /// What the fold needs to turn a region's numbers into interned ids.
 pub(crate) struct Resolve<'r, 'a> {
-    pub(crate) names: &'r mut RegionNames<'r, 'a>,
+    names: Lazy<'r, &'a [u8]>,
+    metas: Lazy<'r, MetaText<'a>>,
     streams: Lazy<'r, (IdRaw<'a>, IdRaw<'a>)>,
-    geometries: Lazy<'r, (Option<Dim3>, Option<Dim3>)>,
+    geometries: Lazy<'r, Geometry>,
 }
 
 impl<'r, 'a> Resolve<'r, 'a> {
-    pub(crate) fn new(names: &'r mut RegionNames<'r, 'a>, d: &'r Digest<'a>) -> Self {
+    /// The resolver of a region's numbers: its names, meta texts and digest.
+    pub(crate) fn new(names: &'r [&'a [u8]], metas: &'r [MetaText<'a>], d: &'r Digest<'a>) -> Self {
         Resolve {
-            names,
+            names: Lazy::new(names),
+            metas: Lazy::new(metas),
             streams: Lazy::new(d.streams.values()),
             geometries: Lazy::new(d.geometries.values()),
         }
+    }
+
+    /// A resolver with no numbers (the streaming path: every event's text is its own).
+    pub(crate) fn empty() -> Self {
+        Resolve {
+            names: Lazy::new(&[]),
+            metas: Lazy::new(&[]),
+            streams: Lazy::new(&[]),
+            geometries: Lazy::new(&[]),
+        }
+    }
+
+    /// The interned id of a name the reader numbered `n`, or of `name` itself when it
+    /// did not (escaped names, the streaming path).
+    fn name(&mut self, n: u32, name: &RawStr<'_>, interner: &mut StrInterner) -> u32 {
+        let numbered = self.names.resolve(n, |&raw| {
+            interner.intern_raw(&RawStr {
+                raw,
+                escaped: false,
+            })
+        });
+        numbered.unwrap_or_else(|| interner.intern_raw(name))
+    }
+
+    /// The meta id of an op whose meta text the reader numbered `n`, or of `args`' own
+    /// text when it did not.
+    fn meta(
+        &mut self,
+        n: u32,
+        args: &Args<'_>,
+        metas: &mut Interner<Meta>,
+        ids: &mut MetaIds,
+    ) -> u32 {
+        if n == NONE_META {
+            return NONE;
+        }
+        let numbered = self.metas.resolve(n, |text| meta_id(metas, ids, text));
+        numbered.unwrap_or_else(|| MetaText::of(args).map_or(NONE, |t| meta_id(metas, ids, &t)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::hash::BuildHasher;
+
+    fn raw(s: &str) -> RawStr<'_> {
+        RawStr {
+            raw: s.as_bytes(),
+            escaped: false,
+        }
+    }
+
+    #[test]
+    fn an_op_whose_meta_fields_are_all_empty_has_no_meta_text() {
+        let mut args = Args {
+            input_dims: Some(b""),
+            kernel_file: Some(raw("")),
+            // A backend without a kernel file does not count.
+            kernel_backend: Some(raw("triton")),
+            ..Args::default()
+        };
+        assert_eq!(MetaText::of(&args), None);
+        args.kernel_file = Some(raw("k.py"));
+        let text = MetaText::of(&args).unwrap();
+        assert_eq!(text.backend, Some(raw("triton")));
+        args.kernel_file = None;
+        args.input_type = Some(b"[\"float\"]");
+        assert_eq!(MetaText::of(&args).unwrap().backend, None);
+    }
+
+    #[test]
+    fn meta_ids_follow_the_text_whichever_path_looks_it_up() {
+        let args = Args {
+            input_dims: Some(b"[[2, 3], []]"),
+            input_type: Some(b"[\"float\", \"\"]"),
+            ..Args::default()
+        };
+        let text = MetaText::of(&args).unwrap();
+        let (mut metas, mut ids) = (Interner::default(), MetaIds::default());
+        let mut region = Resolve::empty();
+        // A number the region gave, then the event's own text: one meta.
+        let numbered = {
+            let keys = [text];
+            let mut r = Resolve {
+                metas: Lazy::new(&keys),
+                ..Resolve::empty()
+            };
+            r.meta(0, &args, &mut metas, &mut ids)
+        };
+        let own = region.meta(NO_NAME, &args, &mut metas, &mut ids);
+        assert_eq!((numbered, own), (0, 0));
+        assert_eq!(metas.values()[0].shapes, vec![vec![2, 3], vec![]]);
+        assert_eq!(region.meta(NONE_META, &args, &mut metas, &mut ids), NONE);
+        // `Input Dims: []` alone normalises to nothing: no meta.
+        let empty = Args {
+            input_dims: Some(b"[]"),
+            ..Args::default()
+        };
+        assert_eq!(region.meta(NO_NAME, &empty, &mut metas, &mut ids), NONE);
+    }
+
+    #[test]
+    fn equal_geometries_hash_equal_and_absent_parts_differ() {
+        let h = crate::intern::Hasher::default();
+        let a = Geometry(Some([1, 2, 3]), None);
+        assert_eq!(h.hash_one(a), h.hash_one(Geometry(Some([1, 2, 3]), None)));
+        assert_ne!(a, Geometry(None, Some([1, 2, 3])));
+        let mut i = Interner::default();
+        let ids = [a, Geometry(None, Some([1, 2, 3])), a].map(|g| i.intern_repeat(g));
+        assert_eq!(ids, [0, 1, 0]);
     }
 }

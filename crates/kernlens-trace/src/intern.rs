@@ -62,6 +62,8 @@ impl StrInterner {
 pub(crate) struct Interner<T> {
     ids: Map<T, u32>,
     values: Vec<T>,
+    /// The id [`Interner::intern_repeat`] gave last (`u32::MAX` before the first).
+    last: u32,
 }
 
 impl<T> Default for Interner<T> {
@@ -69,6 +71,7 @@ impl<T> Default for Interner<T> {
         Interner {
             ids: Map::default(),
             values: Vec::new(),
+            last: u32::MAX,
         }
     }
 }
@@ -84,6 +87,18 @@ impl<T: Hash + Eq + Clone> Interner<T> {
         id
     }
 
+    /// [`Interner::intern`], comparing with the value this gave last before hashing:
+    /// consecutive events mostly share a stream and often a geometry or name, and an
+    /// equality test is a fraction of a hash probe.
+    #[inline]
+    pub(crate) fn intern_repeat(&mut self, v: T) -> u32 {
+        if self.values.get(self.last as usize) == Some(&v) {
+            return self.last;
+        }
+        self.last = self.intern(v);
+        self.last
+    }
+
     pub(crate) fn get(&self, id: u32) -> Option<&T> {
         self.values.get(id as usize)
     }
@@ -95,5 +110,24 @@ impl<T: Hash + Eq + Clone> Interner<T> {
     /// The values in id order.
     pub(crate) fn values(&self) -> &[T] {
         &self.values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The last-value shortcut never changes an id: runs, repeats after other values
+        /// and first sights all get what a plain `intern` gives.
+        #[test]
+        fn intern_repeat_gives_the_ids_intern_gives(values in prop::collection::vec(0u8..6, 0..60)) {
+            let (mut plain, mut repeat) = (Interner::default(), Interner::default());
+            for v in values {
+                prop_assert_eq!(plain.intern(v), repeat.intern_repeat(v));
+            }
+            prop_assert_eq!(plain.values(), repeat.values());
+        }
     }
 }

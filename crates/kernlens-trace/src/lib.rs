@@ -49,9 +49,9 @@
 //!    teaches it. Tests and a fuzz target hold the shapes to reading every event exactly
 //!    as the cursor does.
 //!
-//! Workers also number each region's names, streams and launch geometries and turn GPU
-//! events into 48-byte records, so the in-order fold only maps numbers to ids. The
-//! report's time-ordered sweeps and its file-ordered rows run on two threads. Why not a
+//! Workers also number each region's names, streams, launch geometries and op meta texts
+//! and turn GPU events into 48-byte records, so the in-order fold only maps numbers to ids. The
+//! report's time-ordered sweeps and its file-ordered rows run on three threads. Why not a
 //! general JSON crate: simd-json needs the whole document mutable in memory and stops at
 //! 4 GiB; serde_json builds or visits every value (~0.3 GB/s/core here). PERFORMANCE.md
 //! has the measurements.

@@ -78,6 +78,11 @@ pub(crate) fn timeline(
     let mut slots: Map<Option<i64>, usize> = Map::default();
     let mut accs: Vec<(Option<i64>, DeviceAcc)> = Vec::new();
     let mut last: Option<(Option<i64>, usize)> = None;
+    // Two pooled unions equal others until something sets them apart, and are fed only
+    // from then on (most traces have one device and no communication kernel): `all` and
+    // `kernels` equal the first device's `busy` and `kernels` until a second device shows,
+    // and `comp` equals `kernels` until a communication kernel shows.
+    let mut comm_seen = false;
     for r in sorted.filter(|r| window.is_none_or(|w| w.contains(r.ts))) {
         let end = r.ts.saturating_add(r.dur);
         min_ts = min_ts.min(r.ts);
@@ -92,6 +97,9 @@ pub(crate) fn timeline(
             Some((d, k)) if d == device => k,
             _ => {
                 let k = *slots.entry(device).or_insert_with(|| {
+                    if let [(_, first)] = accs.as_slice() {
+                        (all, kernels) = (first.busy, first.kernels);
+                    }
                     accs.push((device, DeviceAcc::default()));
                     accs.len() - 1
                 });
@@ -99,28 +107,43 @@ pub(crate) fn timeline(
                 k
             }
         };
+        let several = accs.len() > 1;
         let Some((_, dev)) = accs.get_mut(k) else {
             continue;
         };
-        all.add(s, e);
+        if several {
+            all.add(s, e);
+        }
         dev.busy.add(s, e);
         match r.kind {
             GpuKind::Kernel => {
                 kernel_sum = kernel_sum.saturating_add(r.dur);
-                kernels.add(s, e);
+                if is_comm(r.name) {
+                    if !comm_seen {
+                        comm_seen = true;
+                        comp = if several { kernels } else { dev.kernels };
+                    }
+                    comm.add(s, e);
+                } else if comm_seen {
+                    comp.add(s, e);
+                }
+                if several {
+                    kernels.add(s, e);
+                }
                 dev.kernels.add(s, e);
                 dev.kernel_count += 1;
-                if is_comm(r.name) {
-                    comm.add(s, e)
-                } else {
-                    comp.add(s, e)
-                }
             }
             GpuKind::Memcpy => {
                 memcpy_sum = memcpy_sum.saturating_add(r.dur);
                 dev.memcpy_sum = dev.memcpy_sum.saturating_add(r.dur);
             }
         }
+    }
+    if let [(_, only)] = accs.as_slice() {
+        (all, kernels) = (only.busy, only.kernels);
+    }
+    if !comm_seen {
+        comp = kernels;
     }
     let total = match window {
         Some(w) => w.len_ns(),
@@ -197,7 +220,44 @@ mod tests {
         );
     }
 
+    /// A GPU record for the timeline: device `d` (None for -1), name 1 is communication.
+    fn rec(ts: i64, dur: i64, d: i64, kernel: bool, name: u32) -> GpuRec {
+        let kind = if kernel {
+            GpuKind::Kernel
+        } else {
+            GpuKind::Memcpy
+        };
+        GpuRec::new(ts, dur, None, (d >= 0).then_some(d), name, 0, 0, kind)
+    }
+
     proptest! {
+        /// The pooled unions the sweep feeds only once a second device or a communication
+        /// kernel sets them apart equal unions taken over every interval directly.
+        #[test]
+        fn pooled_unions_equal_direct_unions(
+            raw in prop::collection::vec((0i64..300, 0i64..40, -1i64..3, any::<bool>(), 0u32..3), 0..50),
+        ) {
+            let mut recs: Vec<GpuRec> = raw
+                .iter()
+                .map(|&(ts, dur, d, kernel, name)| rec(ts, dur, d, kernel, name))
+                .collect();
+            recs.sort_by_key(|r| r.ts);
+            let t = timeline(recs.iter(), None, &|n| n == 1);
+            let of = |keep: &dyn Fn(&GpuRec) -> bool| {
+                union_of(recs.iter().filter(|r| keep(r)).map(|r| (r.ts, r.ts + r.dur)).collect())
+            };
+            let kernel = |r: &GpuRec| r.kind == GpuKind::Kernel;
+            prop_assert_eq!(t.busy_ns, of(&|_| true));
+            prop_assert_eq!(t.kernel_union_us, us(of(&kernel)));
+            prop_assert_eq!(t.categories.computation_us, us(of(&|r| kernel(r) && r.name != 1)));
+            prop_assert_eq!(t.categories.communication_us, us(of(&|r| kernel(r) && r.name == 1)));
+            for d in &t.per_device {
+                let on = |r: &GpuRec| r.device() == d.device;
+                prop_assert_eq!(d.busy_us, us(of(&on)));
+                prop_assert_eq!(d.kernel_union_us, us(of(&|r| on(r) && kernel(r))));
+            }
+        }
+
         /// The sweep equals counting covered unit cells.
         #[test]
         fn union_equals_covered_cells(iv in prop::collection::vec((0i64..200, 0i64..50), 0..40)) {

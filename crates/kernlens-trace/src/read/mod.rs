@@ -9,7 +9,7 @@ use std::io::{self, Read};
 
 use std::borrow::Cow;
 
-use crate::collect::{Collector, Digest, GpuKind, GpuRec, RegionNames, Resolve};
+use crate::collect::{Collector, Digest, GpuKind, GpuRec, Numbers, Resolve};
 use crate::error::TraceError;
 use crate::event::{Cat, Event, IdVal, Wanted};
 use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
@@ -101,15 +101,10 @@ impl<'o> Feed<'o> {
         self.fold.fold(ev);
     }
 
-    /// [`Feed::fold`] for an event whose name a region worker numbered.
-    pub(crate) fn fold_named(
-        &mut self,
-        ev: Event<'_>,
-        name_id: u32,
-        names: &mut RegionNames<'_, '_>,
-    ) {
+    /// [`Feed::fold`] for an event whose name and meta text a region worker numbered.
+    pub(crate) fn fold_named(&mut self, ev: Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
         self.observe(&ev);
-        self.fold.fold_named(ev, name_id, names);
+        self.fold.fold_named(ev, n, keys);
     }
 
     /// Hands the observer record `i` of a region a worker digested, as the event it was.

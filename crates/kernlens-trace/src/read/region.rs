@@ -6,7 +6,7 @@
 //! element is a [`Scanner`], and what the reading thread does with a region's result is a
 //! [`Folder`].
 
-use crate::collect::{Digest, Lazy, NO_NAME, Resolve, names_interned};
+use crate::collect::{Digest, MetaText, Numbers, Resolve};
 
 use super::{Feed, Sight};
 use crate::event::{Event, Wanted};
@@ -192,11 +192,14 @@ pub(crate) struct Region<'a> {
     /// Per kept event, in file order: whether it is the next digested record (else the
     /// next of `events`).
     digested: Vec<bool>,
-    /// Per event: its name's number in `names`, or `NO_NAME`.
-    name_ids: Vec<u32>,
+    /// Per event: its numbers in `names` and `metas`.
+    numbers: Vec<Numbers>,
     /// The distinct names of the region's events, numbered by the worker (in parallel,
     /// while the bytes are in its cache) so the fold interns each once per region.
     names: Interner<&'a [u8]>,
+    /// The distinct meta texts of the region's ops, numbered likewise: the fold looks
+    /// each up once per region, not once per op.
+    metas: Interner<MetaText<'a>>,
     walked: Walked,
 }
 
@@ -209,18 +212,14 @@ impl<'a> Elements<'a> for Region<'a> {
 
     fn event(&mut self, kept: bool, _raw: &'a [u8]) {
         if let (true, Some(ev)) = (kept, self.events.last()) {
-            let id = if ev.name.escaped || !names_interned(ev.cat) {
-                NO_NAME
-            } else {
-                self.names.intern(ev.name.raw)
-            };
-            let digested = self.digest.take(ev, id);
+            let n = Numbers::give(ev, &mut self.names, &mut self.metas);
+            let digested = self.digest.take(ev, n.name);
             self.digested.push(digested);
             if digested {
                 // Dropped in place: nothing to free, nothing to move.
                 self.events.truncate(self.events.len() - 1);
             } else {
-                self.name_ids.push(id);
+                self.numbers.push(n);
             }
         }
     }
@@ -238,8 +237,9 @@ impl Scanner for Analyse<'_> {
                 Digest::default()
             },
             digested: Vec::new(),
-            name_ids: Vec::new(),
+            numbers: Vec::new(),
             names: Interner::default(),
+            metas: Interner::default(),
             walked: Walked::default(),
         };
         let s = walk(span, self.limits, self.wanted, &mut r);
@@ -260,8 +260,7 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
         let base = self.fold.out.event_total;
         // Problem positions are event counts, so the log can be written before the fold.
         r.walked.log(base, log);
-        let mut names = Lazy::new(r.names.values());
-        let mut resolve = Resolve::new(&mut names, &r.digest);
+        let mut resolve = Resolve::new(r.names.values(), r.metas.values(), &r.digest);
         // An observer sees the digested records in their place in file order, with names
         // and stream ids decoded once per region.
         let mut sight = match &r.digest.memsets {
@@ -270,7 +269,7 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
             }
             _ => None,
         };
-        let mut events = r.events.into_iter().zip(r.name_ids);
+        let mut events = r.events.into_iter().zip(r.numbers);
         let mut recs = r.digest.recs.iter().enumerate();
         for digested in r.digested {
             if digested {
@@ -280,8 +279,8 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
                     }
                     self.fold_gpu(rec, &mut resolve);
                 }
-            } else if let Some((ev, id)) = events.next() {
-                self.fold_named(ev, id, resolve.names);
+            } else if let Some((ev, n)) = events.next() {
+                self.fold_named(ev, n, &mut resolve);
             }
         }
         self.fold.out.event_total = base + r.walked.count;
