@@ -220,6 +220,7 @@ impl<S: Scanner, F: Folder<S>> Order<'_, S, F> {
             let piece_stop = stop.min(from.saturating_add(self.cut.region as u64)) - from;
             let r = self.scanner.scan(Span {
                 buf: f.bytes,
+                at: from,
                 start: 0,
                 stop: piece_stop.min(usize::MAX as u64) as usize,
                 tail: f.tail,
@@ -314,6 +315,7 @@ impl<S: Scanner> Job<'_, S> {
         let region = start.map(|s| {
             self.scanner.scan(Span {
                 buf: f.bytes,
+                at: base,
                 start: (s - base) as usize,
                 stop: stop.saturating_sub(base).min(usize::MAX as u64) as usize,
                 tail: f.tail,
