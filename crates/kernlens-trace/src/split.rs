@@ -430,6 +430,9 @@ struct Keep {
     exts_sorted: Vec<i64>,
     /// What the first pass learned of its scans (empty: parse every scan).
     surveys: Surveys,
+    /// The same by where their bytes are (`None`: two scans there), for a region
+    /// that need not even be read.
+    places: Map<(u64, usize, bool), Option<ScanKey>>,
     /// Scans not parsed again (tests and benches read it).
     skipped: std::sync::atomic::AtomicU64,
 }
@@ -502,8 +505,16 @@ impl Keep {
             v.sort_unstable();
             v
         };
+        let mut places: Map<(u64, usize, bool), Option<ScanKey>> = Map::default();
+        for k in surveys.keys() {
+            places
+                .entry((k.at, k.len, k.eof))
+                .and_modify(|seen| *seen = None)
+                .or_insert(Some(*k));
+        }
         Keep {
             window,
+            places,
             corrs_sorted: sorted(&corrs),
             exts_sorted: sorted(&exts),
             corrs,
@@ -552,7 +563,18 @@ impl Keep {
     /// The survey of the scan `span` is, when the first pass made the same scan and it
     /// proves that no event there is kept: the scan need not be parsed again.
     fn skips(&self, span: &Span<'_, '_>) -> Option<&Survey> {
-        let survey = self.surveys.get(&ScanKey::of(span)?)?;
+        self.skips_key(&ScanKey::of(span)?)
+    }
+
+    /// [`Keep::skips`] for a region whose bytes would be the `len` at `at`: the key of the
+    /// one scan the first pass made there, and its survey.
+    fn skips_place(&self, at: u64, len: usize, eof: bool) -> Option<(ScanKey, &Survey)> {
+        let key = (*self.places.get(&(at, len, eof))?)?;
+        self.skips_key(&key).map(|s| (key, s))
+    }
+
+    fn skips_key(&self, key: &ScanKey) -> Option<&Survey> {
+        let survey = self.surveys.get(key)?;
         let none_in = |sorted: &[i64], r: Range| {
             r.is_empty() || {
                 let i = sorted.partition_point(|&v| v < r.lo);
@@ -631,26 +653,19 @@ impl<'a> Elements<'a> for Picking<'_, 'a> {
 impl Scanner for Chunker<'_> {
     type Out<'a> = Kept;
 
+    fn known<'a>(
+        &self,
+        at: u64,
+        len: usize,
+        eof: bool,
+    ) -> Option<(usize, usize, Scanned<Self::Out<'a>>)> {
+        let (key, s) = self.keep.skips_place(at, len, eof)?;
+        Some((key.start, key.stop, s.skipped()))
+    }
+
     fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Kept> {
         if let Some(s) = self.keep.skips(&span) {
-            // What the walk would give: the same events read, none kept, no problem.
-            return Scanned {
-                out: Kept {
-                    text: Vec::new(),
-                    counts: Counts {
-                        events_read: s.count,
-                        ..Counts::default()
-                    },
-                    walked: Walked {
-                        count: s.count,
-                        problems: Vec::new(),
-                    },
-                },
-                next: s.next,
-                ended: s.ended,
-                clean: s.clean,
-                broke: false,
-            };
+            return s.skipped();
         }
         let mut p = Picking {
             keep: self.keep,
@@ -742,6 +757,28 @@ struct Survey {
 }
 
 impl Survey {
+    /// What the walk of a scan this survey proves keeps nothing gives: the same events
+    /// read, none kept, no problem, the same end.
+    fn skipped(&self) -> Scanned<Kept> {
+        Scanned {
+            out: Kept {
+                text: Vec::new(),
+                counts: Counts {
+                    events_read: self.count,
+                    ..Counts::default()
+                },
+                walked: Walked {
+                    count: self.count,
+                    problems: Vec::new(),
+                },
+            },
+            next: self.next,
+            ended: self.ended,
+            clean: self.clean,
+            broke: false,
+        }
+    }
+
     fn note(&mut self, ev: Option<&Event<'_>>) {
         match ev.map(Link::of) {
             Some(Link::Meta) | None => self.meta = true,

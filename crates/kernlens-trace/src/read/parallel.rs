@@ -301,6 +301,18 @@ impl<S: Scanner> Job<'_, S> {
         } else {
             next_anchor + look as u64
         };
+        let len = self.plain.len();
+        let (from, to) = (base.min(len), end.min(len));
+        if let Some((start, stop, region)) =
+            self.scanner.known(base, (to - from) as usize, to == len)
+        {
+            return Work {
+                start: Some(base + start as u64),
+                stop: base.saturating_add(stop as u64),
+                base,
+                region: Some(region),
+            };
+        }
         let f = self.plain.fetch(slot, base, end);
         let start = if i == 0 {
             Some(self.body)

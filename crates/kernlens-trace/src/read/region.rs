@@ -61,6 +61,18 @@ pub(crate) trait Scanner: Sync {
     type Out<'a>: Send;
     /// Scans `span` into this scanner's result.
     fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Self::Out<'a>>;
+    /// The scan of a plain input's region whose bytes would be the `len` at `at` (the end
+    /// of the input when `eof`), when the scanner knows it without them: the span's start
+    /// and stop, and the result. A region it knows is not read at all (split's second pass
+    /// knows the regions its first pass proved keep nothing).
+    fn known<'a>(
+        &self,
+        _at: u64,
+        _len: usize,
+        _eof: bool,
+    ) -> Option<(usize, usize, Scanned<Self::Out<'a>>)> {
+        None
+    }
 }
 
 /// What the reading thread does with each region's result, in file order.
