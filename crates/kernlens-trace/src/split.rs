@@ -1354,11 +1354,9 @@ mod tests {
         }
     }
 
-    /// A scan that met a stream error is parsed again by the second pass, so the errors
-    /// are reported as without skipping (same texts, same event numbers) and the events
-    /// recovered around them are kept alike; scans elsewhere are still skipped.
-    #[test]
-    fn scans_with_stream_errors_are_never_skipped() {
+    /// 3,000 launches, kernels and flows in time order with malformed elements every 500
+    /// (18 stream errors), and a metadata event at the end.
+    fn with_errors() -> String {
         let mut t = String::from("{\"traceEvents\":[\n");
         for i in 0..3000i64 {
             t.push_str(&format!(
@@ -1375,6 +1373,84 @@ mod tests {
             }
         }
         t.push_str(r#"{"name":"process_name","ph":"M","pid":0,"args":{"name":"x"}}]}"#);
+        t
+    }
+
+    /// What a fold holds that split's window, links and coverage come from.
+    fn folded(c: &Collected) -> String {
+        let mut links: Vec<_> = c.links.iter().collect();
+        links.sort_unstable();
+        format!(
+            "{} {:?} {:?} {:?} {:?} {:?} {:?} {} {} {}",
+            c.event_total,
+            c.first_complete_ts,
+            links,
+            c.gpu,
+            c.gpu_annotations,
+            c.cpu_steps,
+            c.cpu_spans,
+            c.runtime_graph.len(),
+            c.driver_graph.len(),
+            c.ops.len()
+        )
+    }
+
+    /// The first pass parses every event to survey it and hands analysis only the ones it
+    /// reads: the fold and the stream errors are those of the analysis read, on real
+    /// captures and on a trace with stream errors, in memory and gzip, whatever the regions.
+    #[test]
+    fn the_surveying_first_pass_folds_what_analysis_folds() {
+        let limits = Limits::default();
+        let inputs = [
+            gunzip(&std::fs::read(fixture("graph.json.gz")).unwrap()),
+            gunzip(&std::fs::read(fixture("eager.json.gz")).unwrap()),
+            with_errors().into_bytes(),
+        ];
+        for plain in inputs {
+            for source in [
+                TraceSource::from_bytes("t.json", plain.clone()),
+                TraceSource::from_bytes("t.json.gz", gzip(&plain)),
+            ] {
+                for (threads, region) in [(1, 4 << 20), (2, 3001)] {
+                    let cut = Cut { region, look: 300 };
+                    let plan = ReadPlan {
+                        limits: &limits,
+                        threads: Some(threads),
+                        cut,
+                        stream_cut: cut,
+                    };
+                    let mut feed = Feed::new(None);
+                    let out = read::read(&source, &plan, &mut feed).unwrap();
+                    let want = (folded(&feed.fold.out), out.stream_errors);
+                    let mut feed = Feed::new(None);
+                    let scanner = Surveyor {
+                        analyse: Analyse {
+                            limits: &limits,
+                            wanted: feed.wanted(),
+                            observed: false,
+                        },
+                    };
+                    let mut folder = Surveyed {
+                        feed: &mut feed,
+                        surveys: Surveys::default(),
+                    };
+                    let mut log = ErrorLog::default();
+                    read::read_with(&source, &plan, &scanner, &mut folder, &mut log).unwrap();
+                    // Small regions: most scans read cleanly, even with stream errors.
+                    assert!(region > 3001 || !folder.surveys.is_empty());
+                    let got = (folded(&feed.fold.out), log.finish());
+                    assert!(got == want, "{} x{threads} {region}", source.file());
+                }
+            }
+        }
+    }
+
+    /// A scan that met a stream error is parsed again by the second pass, so the errors
+    /// are reported as without skipping (same texts, same event numbers) and the events
+    /// recovered around them are kept alike; scans elsewhere are still skipped.
+    #[test]
+    fn scans_with_stream_errors_are_never_skipped() {
+        let t = with_errors();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.json");
         std::fs::write(&path, &t).unwrap();
