@@ -433,7 +433,7 @@ struct Keep {
     /// The same by where their bytes are (`None`: two scans there), for a region
     /// that need not even be read.
     places: Map<(u64, usize, bool), Option<ScanKey>>,
-    /// Scans not parsed again (tests and benches read it).
+    /// Scans not parsed again (the tests read it).
     skipped: std::sync::atomic::AtomicU64,
 }
 
@@ -560,8 +560,8 @@ impl Keep {
         }
     }
 
-    /// The survey of the scan `span` is, when the first pass made the same scan and it
-    /// proves that no event there is kept: the scan need not be parsed again.
+    /// The first pass's survey of the scan `span`, when it made the same scan and the
+    /// survey proves that no event there is kept: the scan need not be parsed again.
     fn skips(&self, span: &Span<'_, '_>) -> Option<&Survey> {
         self.skips_key(&ScanKey::of(span)?)
     }
