@@ -4,6 +4,11 @@
 //! and External ids that tie CPU events to them; the second copies the kept events
 //! byte for byte. Graph launches are kept through their correlation only, never by
 //! their CPU time (which runs ahead of the GPU and belongs to the next replay).
+//!
+//! The first pass also surveys each scan it makes: the ranges of the values that decide
+//! whether an event is kept. The second pass makes the same scans (same regions, same
+//! bytes), and one whose survey proves that no event in it can be kept is not parsed
+//! (trace.md "Split" 5).
 
 use std::io::{self, Write};
 
@@ -11,14 +16,16 @@ use serde::Serialize;
 
 use crate::collect::Collected;
 use crate::error::TraceError;
-use crate::event::{Cat, Event, Wanted};
+use crate::event::{Cat, Event, Wanted, keeps_cat};
 use crate::graph;
-use crate::intern::Set;
+use crate::intern::{Map, Set};
 use crate::json::Cursor;
 use crate::observe::ProgressSink;
 use crate::options::{Limits, TimeWindow, WindowMode};
 use crate::problem::ErrorLog;
-use crate::read::{self, Elements, Folder, Scanned, Scanner, Span, Walked};
+use crate::read::{
+    self, Analyse, Elements, Feed, Folder, Region, Scanned, Scanner, Span, Tail, Walked,
+};
 use crate::report::{ChunkWindow, GraphCoverage, us};
 use crate::source::{Input, TraceSource};
 use crate::window;
@@ -196,21 +203,24 @@ fn split_inner(
         opts,
         progress,
         &read::ReadPlan::new(&opts.limits, None),
-        Second::Regions,
+        Second::Regions { skip: true },
     )
+    .map(|(report, _)| report)
 }
 
 /// How the second pass reads.
 #[derive(Clone, Copy)]
 enum Second {
-    /// On the region workers, as the first pass does.
-    Regions,
+    /// On the region workers, as the first pass does; `skip`: scans the first pass proved
+    /// keep nothing are not parsed again.
+    Regions { skip: bool },
     /// Element by element on one thread: the reference the tests hold the workers to.
     #[cfg(test)]
     Sequential,
 }
 
-/// [`split_inner`] with both reads done as `plan` says (tests vary the threads and cuts).
+/// [`split_inner`] with both reads done as `plan` says (tests vary the threads and cuts),
+/// and how many of the second pass's scans were not parsed.
 fn split_planned(
     source: &TraceSource,
     mode: &WindowMode,
@@ -219,7 +229,7 @@ fn split_planned(
     progress: Option<&mut dyn ProgressSink>,
     plan: &read::ReadPlan<'_>,
     second: Second,
-) -> Result<SplitReport, TraceError> {
+) -> Result<(SplitReport, u64), TraceError> {
     if matches!(source.input, Input::Reader(_)) {
         return Err(TraceError::NotSeekable {
             label: source.file().to_string(),
@@ -232,8 +242,9 @@ fn split_planned(
     };
     let mut progress = progress.map(|inner| TwoPass { inner, stored });
     let mut collector =
-        read::Feed::new(None).with_progress(progress.as_mut().map(|p| p as &mut dyn ProgressSink));
-    let first = read::read(source, plan, &mut collector)?;
+        Feed::new(None).with_progress(progress.as_mut().map(|p| p as &mut dyn ProgressSink));
+    let before = Stamp::of(source);
+    let (provenance, mut surveys) = first_pass(source, plan, &mut collector)?;
     let c = collector.fold.out;
     let window = match *mode {
         WindowMode::Explicit(w) => w,
@@ -249,7 +260,6 @@ fn split_planned(
         WindowMode::Full => full_span(&c),
     };
     let graph = graph::coverage(&c);
-    let provenance = first.provenance;
     let file_name = std::path::Path::new(source.file()).file_name().map_or_else(
         || source.file().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -278,13 +288,14 @@ fn split_planned(
     let (corrs, exts) = kept_links(&c, window);
     drop(c);
 
+    // A file rewritten since the first pass: what it learned may not describe the bytes
+    // there now, so every scan is parsed (the chunk is what a read of the new bytes keeps).
+    if matches!(second, Second::Regions { skip: false }) || Stamp::of(source) != before {
+        surveys.clear();
+    }
     // The second pass: region workers pick the kept events' text, this thread writes it in
     // file order.
-    let keep = Keep {
-        window,
-        corrs,
-        exts,
-    };
+    let keep = Keep::new(window, corrs, exts, surveys);
     let mut sink = SplitSink::new(Output::new(out, opts.gzip), window, member, progress);
     let mut log = ErrorLog::default();
     let chunker = Chunker {
@@ -292,7 +303,7 @@ fn split_planned(
         limits: &opts.limits,
     };
     match second {
-        Second::Regions => {
+        Second::Regions { .. } => {
             read::read_with(source, plan, &chunker, &mut sink, &mut log)?;
         }
         #[cfg(test)]
@@ -300,7 +311,52 @@ fn split_planned(
     }
     let mut report = sink.finish()?;
     report.stream_errors = log.finish();
-    Ok(report)
+    let skipped = keep.skipped.load(std::sync::atomic::Ordering::Relaxed);
+    Ok((report, skipped))
+}
+
+/// The first pass: the analysis read (window, links, provenance), surveying each scan.
+fn first_pass(
+    source: &TraceSource,
+    plan: &read::ReadPlan<'_>,
+    feed: &mut Feed<'_>,
+) -> Result<(Option<crate::report::ChunkProvenance>, Surveys), TraceError> {
+    let scanner = Surveyor {
+        analyse: Analyse {
+            limits: plan.limits,
+            wanted: feed.wanted(),
+            observed: false,
+        },
+    };
+    let mut folder = Surveyed {
+        feed,
+        surveys: Surveys::default(),
+    };
+    // Its stream errors are the second pass's to report (it reads the same bytes).
+    let mut log = ErrorLog::default();
+    let head = read::read_with(source, plan, &scanner, &mut folder, &mut log)?;
+    if head.not_a_trace {
+        return Err(TraceError::NotATrace {
+            path: source.file().to_string(),
+        });
+    }
+    Ok((head.provenance, folder.surveys))
+}
+
+/// A file's length and modification time, to tell that it changed between the passes
+/// (`None` for bytes in memory, which cannot).
+#[derive(PartialEq, Eq)]
+struct Stamp(Option<(u64, Option<std::time::SystemTime>)>);
+
+impl Stamp {
+    fn of(source: &TraceSource) -> Stamp {
+        Stamp(match &source.input {
+            Input::File(path) => std::fs::metadata(path)
+                .ok()
+                .map(|m| (m.len(), m.modified().ok())),
+            _ => None,
+        })
+    }
 }
 
 /// The GPU span of the whole trace, for a `Full` split (end exclusive, so it reaches one
@@ -369,6 +425,16 @@ struct Keep {
     window: TimeWindow,
     corrs: Set<i64>,
     exts: Set<i64>,
+    /// The same ids sorted, to ask whether any lies in a survey's range.
+    corrs_sorted: Vec<i64>,
+    exts_sorted: Vec<i64>,
+    /// What the first pass learned of its scans (empty: parse every scan).
+    surveys: Surveys,
+    /// The same by where their bytes are (`None`: two scans there), for a region
+    /// that need not even be read.
+    places: Map<(u64, usize, bool), Option<ScanKey>>,
+    /// Scans not parsed again (the tests read it).
+    skipped: std::sync::atomic::AtomicU64,
 }
 
 /// What a split read and kept, by kind.
@@ -397,21 +463,81 @@ impl Counts {
     }
 }
 
+/// The value that decides whether split keeps an event (trace.md "Split" 1): the keep
+/// rule and the first pass's survey both read it from here, so they cannot disagree.
+enum Link {
+    /// A `ph: M` event: always kept.
+    Meta,
+    /// A GPU event's `ts`: kept inside the window.
+    Gpu(i64),
+    /// A launch's correlation: kept when a kept GPU event has it.
+    Launch(i64),
+    /// A CPU op's External id: kept when a kept launch has it.
+    Cpu(i64),
+    /// A flow's id: kept when it is a kept correlation.
+    Flow(i64),
+    /// Never kept.
+    Dropped,
+}
+
+impl Link {
+    fn of(ev: &Event<'_>) -> Link {
+        if ev.ph_m {
+            return Link::Meta;
+        }
+        let id = match ev.cat {
+            Cat::Kernel | Cat::Memcpy | Cat::Memset | Cat::GpuUserAnnotation if ev.ph_x => {
+                return Link::Gpu(ev.ts);
+            }
+            Cat::Runtime | Cat::Driver => ev.args.correlation.map(Link::Launch),
+            Cat::CpuOp | Cat::UserAnnotation => ev.args.external_id.map(Link::Cpu),
+            Cat::Flow => ev.id.map(Link::Flow),
+            _ => None,
+        };
+        id.unwrap_or(Link::Dropped)
+    }
+}
+
 impl Keep {
+    fn new(window: TimeWindow, corrs: Set<i64>, exts: Set<i64>, surveys: Surveys) -> Keep {
+        let sorted = |s: &Set<i64>| {
+            let mut v: Vec<i64> = s.iter().copied().collect();
+            v.sort_unstable();
+            v
+        };
+        let mut places: Map<(u64, usize, bool), Option<ScanKey>> = Map::default();
+        for k in surveys.keys() {
+            places
+                .entry((k.at, k.len, k.eof))
+                .and_modify(|seen| *seen = None)
+                .or_insert(Some(*k));
+        }
+        Keep {
+            window,
+            places,
+            corrs_sorted: sorted(&corrs),
+            exts_sorted: sorted(&exts),
+            corrs,
+            exts,
+            surveys,
+            skipped: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
     /// Whether `ev` goes into the chunk, counted in `r` when it does.
     fn keep(&self, ev: &Event<'_>, r: &mut Counts) -> bool {
-        if ev.ph_m {
-            r.metadata_events += 1;
-            return true;
-        }
-        match ev.cat {
-            Cat::Kernel | Cat::Memcpy | Cat::Memset | Cat::GpuUserAnnotation => {
-                let keep = ev.ph_x && self.window.contains(ev.ts);
+        match Link::of(ev) {
+            Link::Meta => {
+                r.metadata_events += 1;
+                true
+            }
+            Link::Gpu(ts) => {
+                let keep = self.window.contains(ts);
                 r.gpu_events += u64::from(keep);
                 keep
             }
-            Cat::Runtime | Cat::Driver => {
-                let keep = ev.args.correlation.is_some_and(|k| self.corrs.contains(&k));
+            Link::Launch(k) => {
+                let keep = self.corrs.contains(&k);
                 if keep {
                     r.launch_events += 1;
                     let graph =
@@ -420,18 +546,52 @@ impl Keep {
                 }
                 keep
             }
-            Cat::CpuOp | Cat::UserAnnotation => {
-                let keep = ev.args.external_id.is_some_and(|x| self.exts.contains(&x));
+            Link::Cpu(x) => {
+                let keep = self.exts.contains(&x);
                 r.cpu_events += u64::from(keep);
                 keep
             }
-            Cat::Flow => {
-                let keep = ev.id.is_some_and(|k| self.corrs.contains(&k));
+            Link::Flow(k) => {
+                let keep = self.corrs.contains(&k);
                 r.flow_events += u64::from(keep);
                 keep
             }
-            Cat::PythonFunction | Cat::Other => false,
+            Link::Dropped => false,
         }
+    }
+
+    /// The first pass's survey of the scan `span`, when it made the same scan and the
+    /// survey proves that no event there is kept: the scan need not be parsed again.
+    fn skips(&self, span: &Span<'_, '_>) -> Option<&Survey> {
+        self.skips_key(&ScanKey::of(span)?)
+    }
+
+    /// [`Keep::skips`] for a region whose bytes would be the `len` at `at`: the key of the
+    /// one scan the first pass made there, and its survey.
+    fn skips_place(&self, at: u64, len: usize, eof: bool) -> Option<(ScanKey, &Survey)> {
+        let key = (*self.places.get(&(at, len, eof))?)?;
+        self.skips_key(&key).map(|s| (key, s))
+    }
+
+    fn skips_key(&self, key: &ScanKey) -> Option<&Survey> {
+        let survey = self.surveys.get(key)?;
+        let none_in = |sorted: &[i64], r: Range| {
+            r.is_empty() || {
+                let i = sorted.partition_point(|&v| v < r.lo);
+                sorted.get(i).is_none_or(|&v| v > r.hi)
+            }
+        };
+        let (start, end) = (self.window.start_ns(), self.window.end_ns());
+        let nothing_kept = !survey.meta
+            && (survey.gpu.is_empty() || survey.gpu.hi < start || survey.gpu.lo >= end)
+            && none_in(&self.corrs_sorted, survey.launch)
+            && none_in(&self.corrs_sorted, survey.flow)
+            && none_in(&self.exts_sorted, survey.cpu);
+        if nothing_kept {
+            self.skipped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        nothing_kept.then_some(survey)
     }
 
     /// Takes event `raw` into `kept` when the chunk keeps it.
@@ -493,7 +653,20 @@ impl<'a> Elements<'a> for Picking<'_, 'a> {
 impl Scanner for Chunker<'_> {
     type Out<'a> = Kept;
 
+    fn known<'a>(
+        &self,
+        at: u64,
+        len: usize,
+        eof: bool,
+    ) -> Option<(usize, usize, Scanned<Self::Out<'a>>)> {
+        let (key, s) = self.keep.skips_place(at, len, eof)?;
+        Some((key.start, key.stop, s.skipped()))
+    }
+
     fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Kept> {
+        if let Some(s) = self.keep.skips(&span) {
+            return s.skipped();
+        }
         let mut p = Picking {
             keep: self.keep,
             one: None,
@@ -508,6 +681,212 @@ impl Scanner for Chunker<'_> {
             clean: s.clean,
             broke: s.broke,
         }
+    }
+}
+
+/// What identifies one scan: the same key in both passes means the same bytes scanned
+/// from the same start to the same stop, hence the same walk (both passes parse every
+/// event, so even which events validate is the same).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ScanKey {
+    at: u64,
+    start: usize,
+    stop: usize,
+    len: usize,
+    eof: bool,
+}
+
+impl ScanKey {
+    /// The key of `span`; none for bytes that end because reading failed (a file that
+    /// shrank may hold other bytes by the second pass).
+    fn of(span: &Span<'_, '_>) -> Option<ScanKey> {
+        (span.tail != Tail::Broken).then_some(ScanKey {
+            at: span.at,
+            start: span.start,
+            stop: span.stop,
+            len: span.buf.len(),
+            eof: span.tail == Tail::Eof,
+        })
+    }
+}
+
+/// The scans of the first pass that read cleanly, by key.
+type Surveys = Map<ScanKey, Survey>;
+
+/// An inclusive range of values seen (empty: `lo > hi`).
+#[derive(Clone, Copy)]
+struct Range {
+    lo: i64,
+    hi: i64,
+}
+
+impl Default for Range {
+    fn default() -> Self {
+        Range {
+            lo: i64::MAX,
+            hi: i64::MIN,
+        }
+    }
+}
+
+impl Range {
+    fn add(&mut self, v: i64) {
+        self.lo = self.lo.min(v);
+        self.hi = self.hi.max(v);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lo > self.hi
+    }
+}
+
+/// One clean scan of the first pass: how it ended, how many events it read, and bounds
+/// on what could make the second pass keep one of them ([`Link`]).
+#[derive(Default, Clone)]
+struct Survey {
+    count: u64,
+    next: usize,
+    ended: bool,
+    clean: bool,
+    /// A metadata event, or an element the survey could not read: the scan is parsed.
+    meta: bool,
+    gpu: Range,
+    launch: Range,
+    cpu: Range,
+    flow: Range,
+}
+
+impl Survey {
+    /// What the walk of a scan this survey proves keeps nothing gives: the same events
+    /// read, none kept, no problem, the same end.
+    fn skipped(&self) -> Scanned<Kept> {
+        Scanned {
+            out: Kept {
+                text: Vec::new(),
+                counts: Counts {
+                    events_read: self.count,
+                    ..Counts::default()
+                },
+                walked: Walked {
+                    count: self.count,
+                    problems: Vec::new(),
+                },
+            },
+            next: self.next,
+            ended: self.ended,
+            clean: self.clean,
+            broke: false,
+        }
+    }
+
+    fn note(&mut self, ev: Option<&Event<'_>>) {
+        match ev.map(Link::of) {
+            Some(Link::Meta) | None => self.meta = true,
+            Some(Link::Gpu(ts)) => self.gpu.add(ts),
+            Some(Link::Launch(k)) => self.launch.add(k),
+            Some(Link::Cpu(x)) => self.cpu.add(x),
+            Some(Link::Flow(k)) => self.flow.add(k),
+            Some(Link::Dropped) => {}
+        }
+    }
+}
+
+/// The first pass's scanner: analysis's, parsing every event (as the second pass does)
+/// so that each scan can be surveyed, and handing analysis only the events it wants.
+struct Surveyor<'l> {
+    analyse: Analyse<'l>,
+}
+
+/// A region being read by the first pass's element loop.
+struct Surveying<'r, 'a> {
+    region: &'r mut Region<'a>,
+    one: Option<Event<'a>>,
+    analysis: Wanted,
+    survey: Survey,
+}
+
+impl<'a> Elements<'a> for Surveying<'_, 'a> {
+    type Put = Option<Event<'a>>;
+
+    fn put(&mut self) -> &mut Option<Event<'a>> {
+        &mut self.one
+    }
+
+    fn event(&mut self, _kept: bool, raw: &'a [u8]) {
+        let ev = self.one.take();
+        self.survey.note(ev.as_ref());
+        let kept = match ev {
+            Some(ev) if keeps_cat(ev.cat, ev.ph_x, self.analysis) => {
+                self.region.put().push(ev);
+                true
+            }
+            _ => false,
+        };
+        self.region.event(kept, raw);
+    }
+}
+
+impl Scanner for Surveyor<'_> {
+    type Out<'a> = (Region<'a>, Option<(ScanKey, Survey)>);
+
+    fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Self::Out<'a>> {
+        let key = ScanKey::of(&span);
+        let mut region = self.analyse.region();
+        let mut e = Surveying {
+            region: &mut region,
+            one: None,
+            analysis: self.analyse.wanted,
+            survey: Survey::default(),
+        };
+        let s = read::walk(span, self.analyse.limits, EVERY_EVENT, &mut e);
+        let survey = e.survey;
+        // A scan that met any problem is always parsed again, so its errors are reported
+        // by the second pass exactly as they would be.
+        let survey = key
+            .filter(|_| s.out.problems.is_empty() && !s.broke)
+            .map(|key| {
+                (
+                    key,
+                    Survey {
+                        count: s.out.count,
+                        next: s.next,
+                        ended: s.ended,
+                        clean: s.clean,
+                        ..survey
+                    },
+                )
+            });
+        region.set_walked(s.out);
+        Scanned {
+            out: (region, survey),
+            next: s.next,
+            ended: s.ended,
+            clean: s.clean,
+            broke: s.broke,
+        }
+    }
+}
+
+/// The first pass's folder: analysis's fold, and the surveys kept.
+struct Surveyed<'f, 'o> {
+    feed: &'f mut Feed<'o>,
+    surveys: Surveys,
+}
+
+impl<'l> Folder<Surveyor<'l>> for Surveyed<'_, '_> {
+    fn apply(
+        &mut self,
+        (region, survey): (Region<'_>, Option<(ScanKey, Survey)>),
+        log: &mut ErrorLog,
+    ) {
+        <Feed<'_> as Folder<Analyse<'l>>>::apply(self.feed, region, log);
+        if let Some((key, survey)) = survey {
+            self.surveys.insert(key, survey);
+        }
+    }
+
+    fn progress(&mut self, done: u64, total: Option<u64>) {
+        self.feed.progress(done, total);
     }
 }
 
@@ -696,7 +1075,7 @@ mod tests {
     use super::*;
     use crate::event::Wanted;
     use crate::read::{Cut, ReadPlan, StreamSink};
-    use std::io::Read;
+    use std::io::{Read, Write};
 
     /// The second pass as it was before it moved to the region workers: one thread,
     /// element by element, through the sequential stream reader.
@@ -770,28 +1149,64 @@ mod tests {
         plan: &ReadPlan<'_>,
         second: Second,
     ) -> Result<(Vec<u8>, SplitReport), String> {
+        chunk_skipped(source, mode, plan, second).map(|(c, _)| c)
+    }
+
+    /// [`chunk`], and how many scans the second pass did not parse.
+    fn chunk_skipped(
+        source: &TraceSource,
+        mode: &WindowMode,
+        plan: &ReadPlan<'_>,
+        second: Second,
+    ) -> Result<((Vec<u8>, SplitReport), u64), String> {
         let mut out = Vec::new();
         let opts = SplitOptions::default();
         split_planned(source, mode, &mut out, &opts, None, plan, second)
-            .map(|r| (out, r))
+            .map(|(r, skipped)| ((out, r), skipped))
             .map_err(|e| e.to_string())
+    }
+
+    fn gunzip(gz: &[u8]) -> Vec<u8> {
+        let mut plain = Vec::new();
+        flate2::read::MultiGzDecoder::new(gz)
+            .read_to_end(&mut plain)
+            .unwrap();
+        plain
+    }
+
+    fn gzip(plain: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(plain).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// The window of `[from, to)` of the full span (fractions), as an explicit window.
+    fn part(full: &SplitReport, from: f64, to: f64) -> WindowMode {
+        let (start, end) = (full.window.start_us, full.window.end_us);
+        let at = |f: f64| ((start + (end - start) * f) * 1000.0) as i64;
+        WindowMode::Explicit(TimeWindow::new(at(from), at(to)).unwrap())
+    }
+
+    /// The trace `plain` with its events in a shuffled order (the same prefix and suffix):
+    /// GPU times and ids no longer grow in file order, so few scans can be skipped.
+    fn shuffled(plain: &[u8], seed: u64) -> Vec<u8> {
+        let mut doc: serde_json::Value = serde_json::from_slice(plain).unwrap();
+        let events = doc["traceEvents"].as_array_mut().unwrap();
+        fastrand::Rng::with_seed(seed).shuffle(events);
+        serde_json::to_vec_pretty(&doc).unwrap()
     }
 
     /// The second pass on the region workers writes the same chunk and report as the
     /// sequential one, on real captures (plain, in memory and gzip), for a full and a 10%
     /// window, whatever the thread count and however small the regions (small regions put
     /// region starts inside strings and elements across regions, which the reading thread
-    /// repairs).
+    /// repairs), with and without skipping the scans the first pass proved keep nothing.
     #[test]
     fn parallel_second_pass_writes_what_the_sequential_one_writes() {
         let dir = tempfile::tempdir().unwrap();
         for name in ["eager", "compiled_ro", "graph"] {
             let gz_path = fixture(&format!("{name}.json.gz"));
-            let gz = std::fs::read(&gz_path).unwrap();
-            let mut plain = Vec::new();
-            flate2::read::MultiGzDecoder::new(&gz[..])
-                .read_to_end(&mut plain)
-                .unwrap();
+            let plain = gunzip(&std::fs::read(&gz_path).unwrap());
             let plain_path = dir.path().join(format!("{name}.json"));
             std::fs::write(&plain_path, &plain).unwrap();
             let limits = Limits::default();
@@ -803,13 +1218,7 @@ mod tests {
                 Second::Sequential,
             )
             .unwrap();
-            let (start, end) = (full.1.window.start_us, full.1.window.end_us);
-            let tenth = TimeWindow::new(
-                ((start + (end - start) * 0.45) * 1000.0) as i64,
-                ((start + (end - start) * 0.55) * 1000.0) as i64,
-            )
-            .unwrap();
-            for mode in [WindowMode::Full, WindowMode::Explicit(tenth)] {
+            for mode in [WindowMode::Full, part(&full.1, 0.45, 0.55)] {
                 let sources = || {
                     [
                         TraceSource::open(&gz_path).unwrap(),
@@ -834,7 +1243,10 @@ mod tests {
                                 cut,
                                 stream_cut: cut,
                             };
-                            let got = chunk(&source, &mode, &plan, Second::Regions).unwrap();
+                            // Skipping as split does (the next test holds skipping to
+                            // parsing every scan).
+                            let second = Second::Regions { skip: true };
+                            let got = chunk(&source, &mode, &plan, second).unwrap();
                             assert!(
                                 got == want,
                                 "{name} {} x{threads} region {}: {:?} vs {:?}",
@@ -846,6 +1258,244 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Skipping the scans the first pass proved keep nothing writes the chunk and report
+    /// that parsing every scan writes, byte for byte: windows at the start, in the middle,
+    /// at the end, empty and full, on time-ordered captures and on a shuffled one, from a
+    /// file, from memory and from gzip, with 3,001-byte regions (so most scans of an
+    /// ordered capture are skipped: the count is checked, so the test cannot pass by never
+    /// skipping).
+    #[test]
+    fn skipped_scans_change_no_byte_of_the_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits::default();
+        let cut = Cut {
+            region: 3001,
+            look: 300,
+        };
+        let inputs = [
+            (
+                "graph",
+                gunzip(&std::fs::read(fixture("graph.json.gz")).unwrap()),
+            ),
+            (
+                "eager",
+                gunzip(&std::fs::read(fixture("eager.json.gz")).unwrap()),
+            ),
+            (
+                "multistream",
+                gunzip(&std::fs::read(fixture("multistream.json.gz")).unwrap()),
+            ),
+        ];
+        let shuffled_graph = shuffled(&inputs[0].1, 7);
+        let inputs = inputs
+            .into_iter()
+            .chain([("graph_shuffled", shuffled_graph)]);
+        for (name, plain) in inputs {
+            let plain_path = dir.path().join(format!("{name}.json"));
+            std::fs::write(&plain_path, &plain).unwrap();
+            let gz = gzip(&plain);
+            let full = chunk(
+                &TraceSource::from_bytes("t.json", plain.clone()),
+                &WindowMode::Full,
+                &ReadPlan::new(&limits, Some(1)),
+                Second::Regions { skip: false },
+            )
+            .unwrap();
+            let (start_us, end_us) = (full.1.window.start_us, full.1.window.end_us);
+            let empty = TimeWindow::new(
+                ((end_us + 1000.0) * 1000.0) as i64,
+                ((end_us + 2000.0) * 1000.0) as i64,
+            )
+            .unwrap();
+            assert!(start_us < end_us, "{name}");
+            let modes = [
+                ("full", WindowMode::Full),
+                ("start", part(&full.1, 0.0, 0.1)),
+                ("middle", part(&full.1, 0.45, 0.55)),
+                ("end", part(&full.1, 0.9, 1.0)),
+                ("empty", WindowMode::Explicit(empty)),
+            ];
+            for (label, mode) in &modes {
+                let sources = [
+                    TraceSource::open(&plain_path).unwrap(),
+                    TraceSource::from_bytes("t.json", plain.clone()),
+                    TraceSource::from_bytes("t.json.gz", gz.clone()),
+                ];
+                for source in &sources {
+                    for threads in [1, 2] {
+                        let plan = ReadPlan {
+                            limits: &limits,
+                            threads: Some(threads),
+                            cut,
+                            stream_cut: cut,
+                        };
+                        let (want, none) =
+                            chunk_skipped(source, mode, &plan, Second::Regions { skip: false })
+                                .unwrap();
+                        assert_eq!(none, 0);
+                        let (got, skipped) =
+                            chunk_skipped(source, mode, &plan, Second::Regions { skip: true })
+                                .unwrap();
+                        let at = format!("{name} {label} {} x{threads}", source.file());
+                        assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
+                        // Ordered captures skip most scans of a part window; an empty window
+                        // keeps only metadata.
+                        if !name.ends_with("shuffled") && *label != "full" {
+                            let scans = plain.len() / cut.region;
+                            assert!(skipped * 2 > scans as u64, "{at}: {skipped} of ~{scans}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// 3,000 launches, kernels and flows in time order with malformed elements every 500
+    /// (18 stream errors), and a metadata event at the end.
+    fn with_errors() -> String {
+        let mut t = String::from("{\"traceEvents\":[\n");
+        for i in 0..3000i64 {
+            t.push_str(&format!(
+                r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","ts":{i},"dur":1,"args":{{"correlation":{i}}}}},{{"ph":"X","cat":"kernel","name":"k","ts":{t},"dur":1,"args":{{"correlation":{i}}}}},{{"ph":"f","cat":"ac2g","id":{i},"ts":{t},"bp":"e"}},"#,
+                t = i + 5
+            ));
+            t.push('\n');
+            match i % 500 {
+                // Far from the window: errors in scans that keep nothing.
+                100 => t.push_str("42, {\"bad\": nope},\n"),
+                // Inside it.
+                250 => t.push_str("{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":\"x\"\n \"dur\":1},\n"),
+                _ => {}
+            }
+        }
+        t.push_str(r#"{"name":"process_name","ph":"M","pid":0,"args":{"name":"x"}}]}"#);
+        t
+    }
+
+    /// What a fold holds that split's window, links and coverage come from.
+    fn folded(c: &Collected) -> String {
+        let mut links: Vec<_> = c.links.iter().collect();
+        links.sort_unstable();
+        format!(
+            "{} {:?} {:?} {:?} {:?} {:?} {:?} {} {} {}",
+            c.event_total,
+            c.first_complete_ts,
+            links,
+            c.gpu,
+            c.gpu_annotations,
+            c.cpu_steps,
+            c.cpu_spans,
+            c.runtime_graph.len(),
+            c.driver_graph.len(),
+            c.ops.len()
+        )
+    }
+
+    /// The first pass parses every event to survey it and hands analysis only the ones it
+    /// reads: the fold and the stream errors are those of the analysis read, on real
+    /// captures and on a trace with stream errors, in memory and gzip, whatever the regions.
+    #[test]
+    fn the_surveying_first_pass_folds_what_analysis_folds() {
+        let limits = Limits::default();
+        let inputs = [
+            gunzip(&std::fs::read(fixture("graph.json.gz")).unwrap()),
+            gunzip(&std::fs::read(fixture("eager.json.gz")).unwrap()),
+            with_errors().into_bytes(),
+        ];
+        for plain in inputs {
+            for source in [
+                TraceSource::from_bytes("t.json", plain.clone()),
+                TraceSource::from_bytes("t.json.gz", gzip(&plain)),
+            ] {
+                for (threads, region) in [(1, 4 << 20), (2, 3001)] {
+                    let cut = Cut { region, look: 300 };
+                    let plan = ReadPlan {
+                        limits: &limits,
+                        threads: Some(threads),
+                        cut,
+                        stream_cut: cut,
+                    };
+                    let mut feed = Feed::new(None);
+                    let out = read::read(&source, &plan, &mut feed).unwrap();
+                    let want = (folded(&feed.fold.out), out.stream_errors);
+                    let mut feed = Feed::new(None);
+                    let scanner = Surveyor {
+                        analyse: Analyse {
+                            limits: &limits,
+                            wanted: feed.wanted(),
+                            observed: false,
+                        },
+                    };
+                    let mut folder = Surveyed {
+                        feed: &mut feed,
+                        surveys: Surveys::default(),
+                    };
+                    let mut log = ErrorLog::default();
+                    read::read_with(&source, &plan, &scanner, &mut folder, &mut log).unwrap();
+                    // Small regions: most scans read cleanly, even with stream errors.
+                    assert!(region > 3001 || !folder.surveys.is_empty());
+                    let got = (folded(&feed.fold.out), log.finish());
+                    assert!(got == want, "{} x{threads} {region}", source.file());
+                }
+            }
+        }
+    }
+
+    /// A scan that met a stream error is parsed again by the second pass, so the errors
+    /// are reported as without skipping (same texts, same event numbers) and the events
+    /// recovered around them are kept alike; scans elsewhere are still skipped.
+    #[test]
+    fn scans_with_stream_errors_are_never_skipped() {
+        let t = with_errors();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, &t).unwrap();
+        let limits = Limits::default();
+        let cut = Cut {
+            region: 3001,
+            look: 300,
+        };
+        let mode = WindowMode::Explicit(TimeWindow::new(1_200_000, 1_300_000).unwrap());
+        let sources = [
+            TraceSource::open(&path).unwrap(),
+            TraceSource::from_bytes("t.json", t.clone().into_bytes()),
+            TraceSource::from_bytes("t.json.gz", gzip(t.as_bytes())),
+        ];
+        for source in &sources {
+            let reference = chunk(
+                source,
+                &mode,
+                &ReadPlan::new(&limits, Some(1)),
+                Second::Sequential,
+            )
+            .unwrap();
+            assert_eq!(
+                reference.1.stream_errors.len(),
+                18,
+                "{:?}",
+                reference.1.stream_errors
+            );
+            assert_eq!(reference.1.gpu_events, 100);
+            for threads in [1, 2] {
+                let plan = ReadPlan {
+                    limits: &limits,
+                    threads: Some(threads),
+                    cut,
+                    stream_cut: cut,
+                };
+                let (got, skipped) =
+                    chunk_skipped(source, &mode, &plan, Second::Regions { skip: true }).unwrap();
+                assert!(
+                    got == reference,
+                    "{} x{threads}: {:?}",
+                    source.file(),
+                    got.1
+                );
+                assert!(skipped > 50, "{skipped}");
             }
         }
     }

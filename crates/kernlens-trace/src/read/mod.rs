@@ -32,9 +32,9 @@ pub(crate) use gzip::Members;
 pub(crate) use parallel::Cut;
 use parallel::{Fetch, Plain};
 use pieces::{STREAM_CUT, StreamJob, read_pieces};
-use region::Analyse;
-use region::Tail;
-pub(crate) use region::{Elements, Folder, Scanned, Scanner, Span, Walked, walk};
+pub(crate) use region::{
+    Analyse, Elements, Folder, Region, Scanned, Scanner, Span, Tail, Walked, walk,
+};
 #[cfg(test)]
 pub(crate) use sequential::StreamSink;
 pub(crate) use sequential::read_stream;

@@ -220,6 +220,7 @@ impl<S: Scanner, F: Folder<S>> Order<'_, S, F> {
             let piece_stop = stop.min(from.saturating_add(self.cut.region as u64)) - from;
             let r = self.scanner.scan(Span {
                 buf: f.bytes,
+                at: from,
                 start: 0,
                 stop: piece_stop.min(usize::MAX as u64) as usize,
                 tail: f.tail,
@@ -300,6 +301,18 @@ impl<S: Scanner> Job<'_, S> {
         } else {
             next_anchor + look as u64
         };
+        let len = self.plain.len();
+        let (from, to) = (base.min(len), end.min(len));
+        if let Some((start, stop, region)) =
+            self.scanner.known(base, (to - from) as usize, to == len)
+        {
+            return Work {
+                start: Some(base + start as u64),
+                stop: base.saturating_add(stop as u64),
+                base,
+                region: Some(region),
+            };
+        }
         let f = self.plain.fetch(slot, base, end);
         let start = if i == 0 {
             Some(self.body)
@@ -314,6 +327,7 @@ impl<S: Scanner> Job<'_, S> {
         let region = start.map(|s| {
             self.scanner.scan(Span {
                 buf: f.bytes,
+                at: base,
                 start: (s - base) as usize,
                 stop: stop.saturating_sub(base).min(usize::MAX as u64) as usize,
                 tail: f.tail,

@@ -263,6 +263,7 @@ fn work<'p, S: Scanner>(
     let region = start.map(|s| {
         scanner.scan(Span {
             buf: bytes,
+            at: p.base,
             start: (s - p.base) as usize,
             stop: stop.saturating_sub(p.base).min(usize::MAX as u64) as usize,
             tail: p.tail,

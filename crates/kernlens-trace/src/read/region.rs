@@ -30,6 +30,9 @@ pub(crate) enum Tail {
 /// start at or after `stop`, or the bytes end (see [`Tail`]).
 pub(crate) struct Span<'a, 'p> {
     pub(crate) buf: &'a [u8],
+    /// Where `buf` starts in the input (split's second pass keys what the first learned
+    /// of a scan on it).
+    pub(crate) at: u64,
     pub(crate) start: usize,
     pub(crate) stop: usize,
     pub(crate) tail: Tail,
@@ -58,6 +61,18 @@ pub(crate) trait Scanner: Sync {
     type Out<'a>: Send;
     /// Scans `span` into this scanner's result.
     fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Self::Out<'a>>;
+    /// The scan of a plain input's region whose bytes would be the `len` at `at` (the end
+    /// of the input when `eof`), when the scanner knows it without them: the span's start
+    /// and stop, and the result. A region it knows is not read at all (split's second pass
+    /// knows the regions its first pass proved keep nothing).
+    fn known<'a>(
+        &self,
+        _at: u64,
+        _len: usize,
+        _eof: bool,
+    ) -> Option<(usize, usize, Scanned<Self::Out<'a>>)> {
+        None
+    }
 }
 
 /// What the reading thread does with each region's result, in file order.
@@ -113,6 +128,7 @@ pub(crate) fn walk<'a, E: Elements<'a>>(
 ) -> Scanned<Walked> {
     let Span {
         buf,
+        at: _,
         start,
         stop,
         tail,
@@ -225,11 +241,10 @@ impl<'a> Elements<'a> for Region<'a> {
     }
 }
 
-impl Scanner for Analyse<'_> {
-    type Out<'a> = Region<'a>;
-
-    fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Region<'a>> {
-        let mut r = Region {
+impl Analyse<'_> {
+    /// A region before its walk (split's first pass walks it with its own element hook).
+    pub(crate) fn region<'a>(&self) -> Region<'a> {
+        Region {
             events: Vec::new(),
             digest: if self.observed {
                 Digest::observed()
@@ -241,7 +256,22 @@ impl Scanner for Analyse<'_> {
             names: Interner::default(),
             metas: Interner::default(),
             walked: Walked::default(),
-        };
+        }
+    }
+}
+
+impl Region<'_> {
+    /// Records the walk that filled the region.
+    pub(crate) fn set_walked(&mut self, walked: Walked) {
+        self.walked = walked;
+    }
+}
+
+impl Scanner for Analyse<'_> {
+    type Out<'a> = Region<'a>;
+
+    fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Region<'a>> {
+        let mut r = self.region();
         let s = walk(span, self.limits, self.wanted, &mut r);
         r.walked = s.out;
         Scanned {
