@@ -564,7 +564,7 @@ pub(crate) fn plain_number_len(w: &[u8]) -> Option<usize> {
 
 /// Bit `i` set when byte `i` of the 16 is an ASCII digit.
 #[inline(always)]
-fn digit_mask(w: &[u8; 16]) -> u64 {
+pub(crate) fn digit_mask(w: &[u8; 16]) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         use std::arch::x86_64::*;
@@ -675,6 +675,22 @@ fn leading_digits(w: u64) -> usize {
 
 /// Parses a JSON integer literal; fractions, exponents and overflow are not integers.
 pub(crate) fn parse_int(t: &[u8]) -> Option<i64> {
+    // Up to 18 digits cannot overflow: the common case (counts, ids, dims) without
+    // checked arithmetic.
+    if let Some(&first) = t.first()
+        && first != b'-'
+        && t.len() <= 18
+    {
+        let mut v: i64 = 0;
+        for &d in t {
+            let x = d.wrapping_sub(b'0');
+            if x > 9 {
+                return None;
+            }
+            v = v * 10 + i64::from(x);
+        }
+        return Some(v);
+    }
     let (negative, digits) = match t.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, t),
@@ -864,6 +880,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn parse_int_reads_what_i64_parsing_reads() {
+        // The short unchecked path and the checked one, against the standard library.
+        let mut rng = fastrand::Rng::with_seed(3);
+        let alphabet = b"0123456789012345678901234567890123456789-.e ";
+        for _ in 0..100_000 {
+            let len = rng.usize(0..22);
+            let t: Vec<u8> = (0..len)
+                .map(|_| alphabet[rng.usize(0..alphabet.len())])
+                .collect();
+            let want = std::str::from_utf8(&t)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok());
+            assert_eq!(parse_int(&t), want, "{}", String::from_utf8_lossy(&t));
+        }
+        for t in [
+            "9223372036854775807",
+            "-9223372036854775808",
+            "999999999999999999",
+        ] {
+            assert_eq!(parse_int(t.as_bytes()), t.parse().ok(), "{t}");
+        }
+        assert_eq!(parse_int(b"9223372036854775808"), None);
     }
 
     #[test]

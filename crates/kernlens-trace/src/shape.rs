@@ -23,7 +23,7 @@
 use crate::event::{Args, Cat, Event, IdRaw, Wanted, keeps_cat};
 use crate::json::{self, Cursor, RawStr, Scalar, find_string_stop, number_end, parse_int};
 use crate::member::Member;
-use crate::number::micros_text_to_ns;
+use crate::number::{micros_text_to_ns, micros_window};
 use crate::scan::Put;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
@@ -129,10 +129,11 @@ struct Shape {
     /// Its `ph` is `X` / `M` (also in the fixed bytes).
     ph_x: bool,
     ph_m: bool,
-    /// Per role bit: the shape has a value of that role, read as a string, read as a list.
-    has: u32,
+    /// Per role bit: the shape has a value of that role read as a string, as a list, as
+    /// a number (a role the shape does not have is in none of them).
     strs: u32,
     raws: u32,
+    nums: u32,
 }
 
 /// Learned shapes, and which one followed which.
@@ -328,6 +329,68 @@ impl Shapes {
     }
 }
 
+/// The values of an event a shape just read, decoded by role as the parser decodes them.
+struct Values<'s, 'a> {
+    shape: &'s Shape,
+    f: &'s Found,
+    buf: &'a [u8],
+}
+
+impl<'a> Values<'_, 'a> {
+    /// The text of a value read as a number.
+    #[inline(always)]
+    fn num(&self, r: Role) -> Option<&'a [u8]> {
+        (self.shape.nums & r.bit() != 0).then(|| self.f.text(self.buf, r))
+    }
+
+    #[inline(always)]
+    fn int(&self, r: Role) -> Option<i64> {
+        self.num(r).and_then(parse_int)
+    }
+
+    /// A time in ns (0 when there is none, as the parser has it).
+    #[inline(always)]
+    fn time(&self, r: Role) -> i64 {
+        if self.shape.nums & r.bit() == 0 {
+            return 0;
+        }
+        let (from, to) = self.f.vals[r as usize];
+        // The common form straight from the input's bytes; any other by the exact path.
+        if let Some(w) = self.buf.get(from..from + 32)
+            && let Some(ns) = micros_window(w, to.wrapping_sub(from))
+        {
+            return ns;
+        }
+        micros_text_to_ns(self.f.text(self.buf, r)).unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn string(&self, r: Role) -> Option<RawStr<'a>> {
+        (self.shape.strs & r.bit() != 0).then(|| RawStr {
+            raw: self.f.text(self.buf, r),
+            escaped: false,
+        })
+    }
+
+    #[inline(always)]
+    fn list(&self, r: Role) -> Option<&'a [u8]> {
+        (self.shape.raws & r.bit() != 0).then(|| self.f.text(self.buf, r))
+    }
+
+    #[inline(always)]
+    fn id(&self, r: Role) -> IdRaw<'a> {
+        match self.string(r) {
+            Some(s) => IdRaw::Str(s),
+            None => self.int(r).map_or(IdRaw::Null, IdRaw::Int),
+        }
+    }
+
+    #[inline(always)]
+    fn dim3(&self, r: [Role; 3]) -> Option<[i64; 3]> {
+        Some([self.int(r[0])?, self.int(r[1])?, self.int(r[2])?])
+    }
+}
+
 impl Slot {
     /// Reads this slot's run and value at `p`, where `w` holds the [`WINDOW`] bytes from
     /// `p` and the run is at most [`HEAD`] bytes: the value's range, or None when the
@@ -390,25 +453,15 @@ impl Shape {
         if !keeps_cat(cat, self.ph_x, wanted) {
             return None;
         }
-        let has = |r: Role| self.has & r.bit() != 0;
-        let text = |r: Role| f.text(buf, r);
-        // A value read as a number / a string / a list, by role.
-        let num = |r: Role| (has(r) && (self.strs | self.raws) & r.bit() == 0).then(|| text(r));
-        let string = |r: Role| {
-            (self.strs & r.bit() != 0).then(|| RawStr {
-                raw: text(r),
-                escaped: false,
-            })
+        let v = Values {
+            shape: self,
+            f,
+            buf,
         };
-        let list = |r: Role| (self.raws & r.bit() != 0).then(|| text(r));
-        let int = |r: Role| num(r).and_then(parse_int);
-        let time = |r: Role| num(r).and_then(micros_text_to_ns).unwrap_or(0);
-        let id = |r: Role| match string(r) {
-            Some(s) => IdRaw::Str(s),
-            None => int(r).map_or(IdRaw::Null, IdRaw::Int),
-        };
-        let dim3 =
-            |r: [Role; 3]| -> Option<[i64; 3]> { Some([int(r[0])?, int(r[1])?, int(r[2])?]) };
+        let int = |r: Role| v.int(r);
+        let string = |r: Role| v.string(r);
+        let list = |r: Role| v.list(r);
+        let dim3 = |r: [Role; 3]| v.dim3(r);
         // The category's filter, the parser's (member.rs), applied to `args`.
         let args = if matches!(cat, Cat::Other | Cat::Flow) {
             Args::default()
@@ -447,10 +500,10 @@ impl Shape {
                 raw: b"",
                 escaped: false,
             }),
-            pid: id(Role::Pid),
-            tid: id(Role::Tid),
-            ts: time(Role::Ts),
-            dur: time(Role::Dur).max(0),
+            pid: v.id(Role::Pid),
+            tid: v.id(Role::Tid),
+            ts: v.time(Role::Ts),
+            dur: v.time(Role::Dur).max(0),
             args,
         })
     }
@@ -517,9 +570,9 @@ impl Shape {
             ph_m: ph(b"M"),
             fixed: l.fixed,
             slots: l.slots,
-            has,
             strs,
             raws,
+            nums: has & !(strs | raws),
         })
     }
 }
