@@ -885,13 +885,16 @@ mod tests {
     #[test]
     fn parse_int_reads_what_i64_parsing_reads() {
         // The short unchecked path and the checked one, against the standard library.
-        let mut rng = fastrand::Rng::with_seed(3);
+        // A small LCG: xtask compiles this file too, without the test crates.
+        let mut x: u64 = 3;
+        let mut below = |n: usize| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 33) as usize) % n
+        };
         let alphabet = b"0123456789012345678901234567890123456789-.e ";
         for _ in 0..100_000 {
-            let len = rng.usize(0..22);
-            let t: Vec<u8> = (0..len)
-                .map(|_| alphabet[rng.usize(0..alphabet.len())])
-                .collect();
+            let len = below(22);
+            let t: Vec<u8> = (0..len).map(|_| alphabet[below(alphabet.len())]).collect();
             let want = std::str::from_utf8(&t)
                 .ok()
                 .and_then(|s| s.parse::<i64>().ok());
@@ -911,17 +914,22 @@ mod tests {
     fn plain_number_lengths_are_the_grammars() {
         // Windows of number-like bytes: wherever the mask path gives a length, the
         // grammar walk gives the same; it must give one for the plain forms.
-        let mut rng = fastrand::Rng::with_seed(17);
+        // A small LCG: xtask compiles this file too, without the test crates.
+        let mut x: u64 = 17;
+        let mut below = |n: usize| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 33) as usize) % n
+        };
         let alphabet = b"0123456789000111.eE-+ ,]}x";
         let mut plain = 0;
         for _ in 0..200_000 {
             let mut w = [b' '; 32];
-            let digits = rng.usize(0..34);
+            let digits = below(34);
             for (i, b) in w.iter_mut().enumerate() {
-                *b = if i < digits && rng.u8(0..8) != 0 {
-                    b'0' + rng.u8(0..10)
+                *b = if i < digits && below(8) != 0 {
+                    b'0' + below(10) as u8
                 } else {
-                    alphabet[rng.usize(0..alphabet.len())]
+                    alphabet[below(alphabet.len())]
                 };
             }
             if let Some(n) = plain_number_len(&w) {

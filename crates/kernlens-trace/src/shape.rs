@@ -34,9 +34,8 @@ const MAX_EVENT: usize = 8 << 10;
 const MAX_VALUES: usize = 256;
 /// Zero bytes after a shape's fixed bytes, so a 16-byte compare never runs past them.
 const PAD: usize = 16;
-/// The fixed bytes a slot keeps a copy of, and the longest value end found in the
-/// window read with them (a slot whose run and value fit in [`WINDOW`] bytes is read
-/// with one bounds check).
+/// How many of its run's fixed bytes a slot keeps a copy of: a run up to this long is
+/// compared against the copy inside the slot's one-check window ([`WINDOW`]).
 const HEAD: usize = 48;
 /// Bytes of input a slot's one bounds check covers: its run (at most [`HEAD`]), then
 /// 32 bytes for the value's end.
