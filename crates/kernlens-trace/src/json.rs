@@ -121,25 +121,12 @@ const STRING_STOP: [bool; 256] = {
 #[inline]
 pub(crate) fn find_string_stop(b: &[u8]) -> Option<usize> {
     let mut i = 0;
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        use std::arch::x86_64::*;
-        while i + 16 <= b.len() {
-            // SAFETY: SSE2 is enabled at compile time (cfg above) and the unaligned load
-            // reads 16 bytes that lie inside `b` (checked by the loop condition).
-            let mask = unsafe {
-                let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
-                let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-                let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-                // v <= 0x1f (unsigned) exactly when min(v, 0x1f) == v.
-                let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
-                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), ctrl))
-            };
-            if mask != 0 {
-                return Some(i + mask.trailing_zeros() as usize);
-            }
-            i += 16;
+    while let Some(w) = b.get(i..i + 16) {
+        let mask = stop_mask(w.try_into().ok()?);
+        if mask != 0 {
+            return Some(i + mask.trailing_zeros() as usize);
         }
+        i += 16;
     }
     b[i..]
         .iter()
@@ -515,66 +502,113 @@ impl<'a> Value<'a> {
 /// fast paths' check; [`Cursor::number`] also tells a cut-short number from a bad one).
 #[inline(always)]
 pub(crate) fn number_end(b: &[u8], p: usize) -> Option<usize> {
-    // The common forms, `[1-9]digits` and `[1-9]digits.digits` within 32 bytes (every
-    // timestamp and id a profiler writes), from masks of which bytes are digits: the
-    // first 16 bytes settle short numbers; any other form (a sign, a leading zero, an
-    // exponent, a long run) takes the grammar walk.
     if let Some(w) = b.get(p..p + 32)
-        && matches!(w[0], b'1'..=b'9')
-        && let Some(lo) = digit_mask(&w[..16])
+        && let Some(n) = plain_number_len(w)
     {
-        // Bits past the mask are set in `!d`, so every count stops at its width.
-        let int = (!lo).trailing_zeros() as usize;
-        if int < 16 && !matches!(w[int], b'.' | b'e' | b'E') {
-            return Some(p + int);
-        }
-        if let Some(hi) = digit_mask(&w[16..]) {
-            let d = lo | (hi << 16);
-            let int = (!d).trailing_zeros() as usize;
-            if int < 32 {
-                let after = match w[int] {
-                    b'.' => {
-                        let frac = (!(d >> (int + 1))).trailing_zeros() as usize;
-                        (frac > 0).then_some(int + 1 + frac)
-                    }
-                    _ => Some(int),
-                };
-                if let Some(q) = after
-                    && q < 32
-                    && !matches!(w[q], b'e' | b'E')
-                {
-                    return Some(p + q);
-                }
-            }
-        }
+        return Some(p + n);
     }
     number_span(b, p).ok()
 }
 
-/// Bit `i` set when byte `i` of the 16 is an ASCII digit (SSE2; None elsewhere).
+/// The length of the number at the start of the 32 bytes `w` when it has one of the
+/// common forms, `0`, `[1-9]digits`, `0.digits` and `[1-9]digits.digits`, and ends
+/// within them (every timestamp, id and count a profiler writes); None for any other
+/// form (a sign, an exponent, a long run, not a number), which the grammar walk
+/// ([`number_span`]) settles. Where it gives a length, the walk gives the same.
 #[inline(always)]
-fn digit_mask(w: &[u8]) -> Option<u64> {
+pub(crate) fn plain_number_len(w: &[u8]) -> Option<usize> {
+    let (a, b) = w.get(..32)?.split_at(16);
+    let (a, b): (&[u8; 16], &[u8; 16]) = (a.try_into().ok()?, b.try_into().ok()?);
+    let lo = digit_mask(a);
+    // Bits past the mask are set in `!d`, so every count stops at its width.
+    let int = match w[0] {
+        b'1'..=b'9' => {
+            let int = (!lo).trailing_zeros() as usize;
+            // The first 16 bytes settle short integers.
+            if int < 16 && !matches!(w[int], b'.' | b'e' | b'E') {
+                return Some(int);
+            }
+            int
+        }
+        // A leading zero is the whole integer part (JSON has no `01`).
+        b'0' => {
+            if !matches!(w[1], b'.' | b'e' | b'E') {
+                return Some(1);
+            }
+            1
+        }
+        _ => return None,
+    };
+    let d = lo | (digit_mask(b) << 16);
+    // An integer part of 16 digits or more runs on into the second 16 bytes.
+    let int = if int == 16 {
+        (!d).trailing_zeros() as usize
+    } else {
+        int
+    };
+    if int >= 32 {
+        return None;
+    }
+    let q = match w[int] {
+        b'.' => {
+            let frac = (!(d >> (int + 1))).trailing_zeros() as usize;
+            if frac == 0 {
+                return None;
+            }
+            int + 1 + frac
+        }
+        _ => int,
+    };
+    (q < 32 && !matches!(w[q], b'e' | b'E')).then_some(q)
+}
+
+/// Bit `i` set when byte `i` of the 16 is an ASCII digit.
+#[inline(always)]
+pub(crate) fn digit_mask(w: &[u8; 16]) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         use std::arch::x86_64::*;
-        if w.len() < 16 {
-            return None;
-        }
         // SAFETY: SSE2 is enabled at compile time (cfg above) and the unaligned load
-        // reads 16 bytes inside `w` (checked above).
-        let m = unsafe {
+        // reads the 16 bytes of `w`.
+        unsafe {
             let v = _mm_loadu_si128(w.as_ptr() as *const __m128i);
             // v - '0' is a digit's value, and wraps every other byte above 9.
             let x = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
             let digit = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(9)), x);
             _mm_movemask_epi8(digit) as u32 as u64
-        };
-        Some(m)
+        }
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     {
-        let _ = w;
-        None
+        w.iter()
+            .enumerate()
+            .fold(0, |m, (i, c)| m | (u64::from(c.is_ascii_digit()) << i))
+    }
+}
+
+/// Bit `i` set when byte `i` of the 16 ends a string's plain run (quote, backslash or
+/// control byte: see [`STRING_STOP`]).
+#[inline(always)]
+pub(crate) fn stop_mask(w: &[u8; 16]) -> u32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is enabled at compile time (cfg above) and the unaligned load
+        // reads the 16 bytes of `w`.
+        unsafe {
+            let v = _mm_loadu_si128(w.as_ptr() as *const __m128i);
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            // v <= 0x1f (unsigned) exactly when min(v, 0x1f) == v.
+            let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), ctrl)) as u32
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        w.iter().enumerate().fold(0, |m, (i, &c)| {
+            m | (u32::from(STRING_STOP[c as usize]) << i)
+        })
     }
 }
 
@@ -641,6 +675,22 @@ fn leading_digits(w: u64) -> usize {
 
 /// Parses a JSON integer literal; fractions, exponents and overflow are not integers.
 pub(crate) fn parse_int(t: &[u8]) -> Option<i64> {
+    // Up to 18 digits cannot overflow: the common case (counts, ids, dims) without
+    // checked arithmetic.
+    if let Some(&first) = t.first()
+        && first != b'-'
+        && t.len() <= 18
+    {
+        let mut v: i64 = 0;
+        for &d in t {
+            let x = d.wrapping_sub(b'0');
+            if x > 9 {
+                return None;
+            }
+            v = v * 10 + i64::from(x);
+        }
+        return Some(v);
+    }
     let (negative, digits) = match t.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, t),
@@ -829,6 +879,88 @@ mod tests {
                     assert_eq!(leading_digits(u64::from_le_bytes(w)), want, "{w:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn parse_int_reads_what_i64_parsing_reads() {
+        // The short unchecked path and the checked one, against the standard library.
+        // A small LCG: xtask compiles this file too, without the test crates.
+        let mut x: u64 = 3;
+        let mut below = |n: usize| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 33) as usize) % n
+        };
+        let alphabet = b"0123456789012345678901234567890123456789-.e ";
+        for _ in 0..100_000 {
+            let len = below(22);
+            let t: Vec<u8> = (0..len).map(|_| alphabet[below(alphabet.len())]).collect();
+            let want = std::str::from_utf8(&t)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok());
+            assert_eq!(parse_int(&t), want, "{}", String::from_utf8_lossy(&t));
+        }
+        for t in [
+            "9223372036854775807",
+            "-9223372036854775808",
+            "999999999999999999",
+        ] {
+            assert_eq!(parse_int(t.as_bytes()), t.parse().ok(), "{t}");
+        }
+        assert_eq!(parse_int(b"9223372036854775808"), None);
+    }
+
+    #[test]
+    fn plain_number_lengths_are_the_grammars() {
+        // Windows of number-like bytes: wherever the mask path gives a length, the
+        // grammar walk gives the same; it must give one for the plain forms.
+        // A small LCG: xtask compiles this file too, without the test crates.
+        let mut x: u64 = 17;
+        let mut below = |n: usize| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 33) as usize) % n
+        };
+        let alphabet = b"0123456789000111.eE-+ ,]}x";
+        let mut plain = 0;
+        for _ in 0..200_000 {
+            let mut w = [b' '; 32];
+            let digits = below(34);
+            for (i, b) in w.iter_mut().enumerate() {
+                *b = if i < digits && below(8) != 0 {
+                    b'0' + below(10) as u8
+                } else {
+                    alphabet[below(alphabet.len())]
+                };
+            }
+            if let Some(n) = plain_number_len(&w) {
+                plain += 1;
+                assert_eq!(number_span(&w, 0), Ok(n), "{}", String::from_utf8_lossy(&w));
+            }
+        }
+        assert!(plain > 10_000, "{plain}");
+        for (text, len) in [
+            ("0,", 1),
+            ("0.5,", 3),
+            ("7]", 1),
+            ("5161116323696.891,", 17),
+            ("1234567890123456789012345,", 25),
+            ("12.000000, ", 9),
+        ] {
+            let mut w = [b' '; 32];
+            w[..text.len()].copy_from_slice(text.as_bytes());
+            assert_eq!(plain_number_len(&w), Some(len), "{text}");
+        }
+        for text in [
+            "-1,",
+            "1e3,",
+            "0e1",
+            "1.,",
+            "1.5E2",
+            "12345678901234567890123456789012",
+        ] {
+            let mut w = [b' '; 32];
+            w[..text.len()].copy_from_slice(text.as_bytes());
+            assert_eq!(plain_number_len(&w), None, "{text}");
         }
     }
 

@@ -57,6 +57,67 @@ fn plain_micros(text: &[u8]) -> Option<i64> {
     Some(if negative { -ns } else { ns })
 }
 
+/// [`micros_text_to_ns`] of the number text `w[..len]`, for the form every profiler
+/// timestamp and duration has, `digits{1,15}[.d{1,3}]`, read from the 32 bytes `w`
+/// that start with it (what follows the text is never part of the value); None for any
+/// other form, which the byte-wise paths take.
+///
+/// Why: the digits are located with one digit mask and converted eight at a time,
+/// instead of one multiply and two checks per digit.
+#[inline]
+pub(crate) fn micros_window(w: &[u8], len: usize) -> Option<i64> {
+    let (a, b) = w.get(..32)?.split_at(16);
+    let (a, b): (&[u8; 16], &[u8; 16]) = (a.try_into().ok()?, b.try_into().ok()?);
+    if len > 19 {
+        return None;
+    }
+    // Which of the text's bytes are digits (none of what follows it).
+    let d = (crate::json::digit_mask(a) | (crate::json::digit_mask(b) << 16)) & ((1 << len) - 1);
+    let int = (!d).trailing_zeros() as usize;
+    if int == 0 || int > 15 {
+        return None;
+    }
+    let frac_len = if int == len {
+        0
+    } else {
+        // A `.`, then 1 to 3 digits that reach exactly to the end of the text.
+        let frac_len = len - int - 1;
+        let all = (1u64 << frac_len.min(3)) - 1;
+        if w.get(int) != Some(&b'.')
+            || !(1..=3).contains(&frac_len)
+            || (d >> (int + 1)) & all != all
+        {
+            return None;
+        }
+        frac_len
+    };
+    // The integer digits right-aligned in 16 bytes, zero bytes before them (a zero byte
+    // converts as the digit 0): the low 8 bytes are the high 8 digits.
+    let x = u128::from_le_bytes(*a) << ((16 - int) * 8);
+    let whole = eight_digits(x as u64) * 100_000_000 + eight_digits((x >> 64) as u64);
+    let mut frac = 0;
+    for i in 0..3 {
+        let digit = if i < frac_len {
+            u64::from(w.get(int + 1 + i)? - b'0')
+        } else {
+            0
+        };
+        frac = frac * 10 + digit;
+    }
+    // Below 10^15 µs, so the ns fit in i64.
+    i64::try_from(whole * 1000 + frac).ok()
+}
+
+/// The value of eight ASCII digits (or zero bytes, read as 0), the first in the lowest
+/// byte: pairs, then fours, then all eight combined by multiply-and-add in one word.
+#[inline(always)]
+fn eight_digits(v: u64) -> u64 {
+    let v = v & 0x0F0F_0F0F_0F0F_0F0F;
+    let v = (v * 10 + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let v = (v * 100 + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
+    (v * 10_000 + (v >> 32)) & 0xFFFF_FFFF
+}
+
 /// Any JSON number, rounded half away from zero to the ns.
 fn exact_micros(text: &[u8]) -> Option<i64> {
     let (negative, rest) = match text.split_first() {
@@ -238,6 +299,65 @@ mod tests {
         assert_eq!(super::plain_micros(b"1.2.3"), None);
         assert_eq!(super::plain_micros(b"1234567890123456"), None);
         assert_eq!(super::plain_micros(b"."), None);
+    }
+
+    #[test]
+    fn the_window_path_agrees_with_the_exact_one() {
+        // Same LCG as above: number-like text, then arbitrary bytes to fill the window.
+        let mut x: u64 = 11;
+        let mut below = |n: usize| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 33) as usize) % n
+        };
+        let noise = b"0123456789.eE-+, ]}\x00";
+        let mut agreed = 0;
+        for _ in 0..200_000 {
+            let mut t = Vec::new();
+            for _ in 0..below(18) {
+                t.push(b'0' + below(10) as u8);
+            }
+            if below(3) != 0 {
+                t.push(b'.');
+                for _ in 0..below(5) {
+                    t.push(b'0' + below(10) as u8);
+                }
+            }
+            if below(8) == 0 {
+                t.insert(below(t.len() + 1), noise[below(noise.len())]);
+            }
+            let mut w = t.clone();
+            while w.len() < 32 {
+                w.push(noise[below(noise.len())]);
+            }
+            if let Some(fast) = super::micros_window(&w, t.len()) {
+                agreed += 1;
+                assert_eq!(Some(fast), ns(&t), "{}", String::from_utf8_lossy(&t));
+            } else if t.first() != Some(&b'-') {
+                // Unsigned, the window path reads all the plain path reads.
+                assert_eq!(
+                    super::plain_micros(&t),
+                    None,
+                    "{}",
+                    String::from_utf8_lossy(&t)
+                );
+            }
+        }
+        assert!(agreed > 50_000, "{agreed}");
+        let w = |t: &[u8]| {
+            let mut w = t.to_vec();
+            w.resize(32, b',');
+            super::micros_window(&w, t.len())
+        };
+        assert_eq!(w(b"5161116323755.867"), Some(5_161_116_323_755_867));
+        assert_eq!(w(b"0.736"), Some(736));
+        assert_eq!(w(b"24.2"), Some(24_200));
+        assert_eq!(w(b"999999999999999.999"), Some(999_999_999_999_999_999));
+        assert_eq!(w(b"7"), Some(7_000));
+        assert_eq!(w(b"1.2345"), None);
+        assert_eq!(w(b"1e3"), None);
+        assert_eq!(w(b"1."), None);
+        assert_eq!(w(b"-1"), None);
+        assert_eq!(w(b"1234567890123456"), None);
     }
 
     #[test]

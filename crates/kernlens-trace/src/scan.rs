@@ -266,10 +266,10 @@ fn object<'a>(
     // once shapes read `Input …` lists, about one event in a thousand reaches the cursor,
     // the first of each shape in a region; PERFORMANCE.md has the measurement.)
     if fast.on
-        && let Some((ev, end)) = fast.shapes.read(window, start, wanted)
+        && let Some((kept, end)) = fast.shapes.read_into(window, start, wanted, out)
     {
         *pos = end;
-        return keep(out, ev);
+        return Step::Event(kept);
     }
     let mut c = Cursor::new(&buf[..window_end], start);
     match parse_event(&mut c, stack, wanted) {

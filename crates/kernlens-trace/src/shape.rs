@@ -21,9 +21,10 @@
 //! varies from event to event are one slot each, scanned by [`raw_end`].
 
 use crate::event::{Args, Cat, Event, IdRaw, Wanted, keeps_cat};
-use crate::json::{Cursor, RawStr, Scalar, find_string_stop, number_end, parse_int};
+use crate::json::{self, Cursor, RawStr, Scalar, find_string_stop, number_end, parse_int};
 use crate::member::Member;
-use crate::number::micros_text_to_ns;
+use crate::number::{micros_text_to_ns, micros_window};
+use crate::scan::Put;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
 const CAPACITY: usize = 16;
@@ -33,6 +34,12 @@ const MAX_EVENT: usize = 8 << 10;
 const MAX_VALUES: usize = 256;
 /// Zero bytes after a shape's fixed bytes, so a 16-byte compare never runs past them.
 const PAD: usize = 16;
+/// How many of its run's fixed bytes a slot keeps a copy of: a run up to this long is
+/// compared against the copy inside the slot's one-check window ([`WINDOW`]).
+const HEAD: usize = 48;
+/// Bytes of input a slot's one bounds check covers: its run (at most [`HEAD`]), then
+/// 32 bytes for the value's end.
+const WINDOW: usize = HEAD + 32;
 
 /// What a value is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,8 +105,14 @@ impl Role {
 
 #[derive(Debug, Clone, Copy)]
 struct Slot {
+    /// The first [`HEAD`] fixed bytes before the value (zero past the run's end): almost
+    /// every run (`, "pid": `, `, "registers per thread": `) fits, and is compared
+    /// against this copy without looking up `Shape::fixed`.
+    head: [u8; HEAD],
     /// Fixed bytes before the value.
     fixed: u32,
+    /// Where those fixed bytes start in [`Shape::fixed`].
+    at: u32,
     kind: Kind,
     role: Role,
 }
@@ -115,10 +128,11 @@ struct Shape {
     /// Its `ph` is `X` / `M` (also in the fixed bytes).
     ph_x: bool,
     ph_m: bool,
-    /// Per role bit: the shape has a value of that role, read as a string, read as a list.
-    has: u32,
+    /// Per role bit: the shape has a value of that role read as a string, as a list, as
+    /// a number (a role the shape does not have is in none of them).
     strs: u32,
     raws: u32,
+    nums: u32,
 }
 
 /// Learned shapes, and which one followed which.
@@ -137,6 +151,8 @@ pub(crate) struct Shapes {
     skipped: bool,
     /// Shapes by last use, most recent first: the few tried after the prediction.
     recent: Vec<usize>,
+    /// The values of the event being read (kept between events: see [`Found`]).
+    found: Found,
     hits: u64,
     misses: u64,
 }
@@ -149,22 +165,50 @@ const MISS: usize = CAPACITY;
 const TRIES: usize = CAPACITY;
 
 /// The values read from an event, by role (slot 0 takes the values no one reads): byte
-/// ranges of the input. Which roles hold a value, and of which kind, is the shape's to
-/// say, so a failed try leaves nothing to reset.
-struct Found<'a> {
-    vals: [&'a [u8]; ROLES],
+/// ranges (start, end) of the input. Which roles hold a value, and of which kind, is the
+/// shape's to say: a shape that reads an event writes every role it has, and its event
+/// reads no other, so neither a failed try nor an earlier event leaves anything to reset.
+#[derive(Default)]
+struct Found {
+    vals: [(usize, usize); ROLES],
+}
+
+impl Found {
+    /// The text of role `r`'s value in `buf`.
+    #[inline(always)]
+    fn text<'a>(&self, buf: &'a [u8], r: Role) -> &'a [u8] {
+        let (from, to) = self.vals[r as usize];
+        buf.get(from..to).unwrap_or_default()
+    }
 }
 
 impl Shapes {
     /// Reads the event at `start` against a learned shape: the event (None when the
     /// caller does not want it) and its end, or None when no shape fits.
-    #[inline]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn read<'a>(
         &mut self,
         buf: &'a [u8],
         start: usize,
         wanted: Wanted,
     ) -> Option<(Option<Event<'a>>, usize)> {
+        let mut one = None;
+        let (kept, end) = self.read_into(buf, start, wanted, &mut one)?;
+        debug_assert_eq!(kept, one.is_some());
+        Some((one, end))
+    }
+
+    /// Reads the event at `start` against a learned shape, writing it to `out` when the
+    /// caller wants it: whether it did, and the event's end; None when no shape fits.
+    /// (Written in place: an event is ~300 bytes, and handing it back cost a copy.)
+    #[inline]
+    pub(crate) fn read_into<'a>(
+        &mut self,
+        buf: &'a [u8],
+        start: usize,
+        wanted: Wanted,
+        out: &mut impl Put<'a>,
+    ) -> Option<(bool, usize)> {
         let guess = self.next.get(self.last).copied().unwrap_or(MISS);
         if guess == MISS {
             // Last time, no shape read the event that came after this one: leave it to
@@ -175,18 +219,18 @@ impl Shapes {
             return None;
         }
         self.skipped = false;
-        let mut found = Found { vals: [&[]; ROLES] };
+        let found = &mut self.found;
         let mut hit = self
             .shapes
             .get(guess)
-            .and_then(|shape| shape.read(buf, start, &mut found))
+            .and_then(|shape| shape.read(buf, start, found))
             .map(|end| (guess, end));
         if hit.is_none() {
             for &k in self.recent.iter().filter(|&&k| k != guess).take(TRIES) {
                 if let Some(end) = self
                     .shapes
                     .get(k)
-                    .and_then(|shape| shape.read(buf, start, &mut found))
+                    .and_then(|shape| shape.read(buf, start, found))
                 {
                     hit = Some((k, end));
                     break;
@@ -205,8 +249,15 @@ impl Shapes {
         // The recency order serves the tries after a wrong prediction: a correct one
         // leaves it as it is (re-ordering on every event cost more than it saved).
         self.now_reading(k, k != guess);
-        let event = self.shapes.get(k).and_then(|s| s.event(&found, wanted));
-        Some((event, end))
+        let found = &self.found;
+        let kept = match self.shapes.get(k).and_then(|s| s.event(found, buf, wanted)) {
+            Some(ev) => {
+                out.put(ev);
+                true
+            }
+            None => false,
+        };
+        Some((kept, end))
     }
 
     /// Forgets which shape follows which (tests read unrelated events one after another).
@@ -246,12 +297,12 @@ impl Shapes {
         }
         // A shape may read it after all, when only the prediction said no (after tries,
         // none did).
-        let mut found = Found { vals: [&[]; ROLES] };
+        let found = &mut self.found;
         if self.skipped
             && let Some(k) = self.recent.iter().copied().find(|&k| {
                 self.shapes
                     .get(k)
-                    .is_some_and(|shape| shape.read(text, 0, &mut found).is_some())
+                    .is_some_and(|shape| shape.read(text, 0, found).is_some())
             })
         {
             self.last = self.before_miss;
@@ -277,34 +328,145 @@ impl Shapes {
     }
 }
 
+/// The values of an event a shape just read, decoded by role as the parser decodes them.
+struct Values<'s, 'a> {
+    shape: &'s Shape,
+    f: &'s Found,
+    buf: &'a [u8],
+}
+
+impl<'a> Values<'_, 'a> {
+    /// The text of a value read as a number.
+    #[inline(always)]
+    fn num(&self, r: Role) -> Option<&'a [u8]> {
+        (self.shape.nums & r.bit() != 0).then(|| self.f.text(self.buf, r))
+    }
+
+    #[inline(always)]
+    fn int(&self, r: Role) -> Option<i64> {
+        self.num(r).and_then(parse_int)
+    }
+
+    /// A time in ns (0 when there is none, as the parser has it).
+    #[inline(always)]
+    fn time(&self, r: Role) -> i64 {
+        if self.shape.nums & r.bit() == 0 {
+            return 0;
+        }
+        let (from, to) = self.f.vals[r as usize];
+        // The common form straight from the input's bytes; any other by the exact path.
+        if let Some(w) = self.buf.get(from..from + 32)
+            && let Some(ns) = micros_window(w, to.wrapping_sub(from))
+        {
+            return ns;
+        }
+        micros_text_to_ns(self.f.text(self.buf, r)).unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn string(&self, r: Role) -> Option<RawStr<'a>> {
+        (self.shape.strs & r.bit() != 0).then(|| RawStr {
+            raw: self.f.text(self.buf, r),
+            escaped: false,
+        })
+    }
+
+    #[inline(always)]
+    fn list(&self, r: Role) -> Option<&'a [u8]> {
+        (self.shape.raws & r.bit() != 0).then(|| self.f.text(self.buf, r))
+    }
+
+    #[inline(always)]
+    fn id(&self, r: Role) -> IdRaw<'a> {
+        match self.string(r) {
+            Some(s) => IdRaw::Str(s),
+            None => self.int(r).map_or(IdRaw::Null, IdRaw::Int),
+        }
+    }
+
+    #[inline(always)]
+    fn dim3(&self, r: [Role; 3]) -> Option<[i64; 3]> {
+        Some([self.int(r[0])?, self.int(r[1])?, self.int(r[2])?])
+    }
+}
+
+impl Slot {
+    /// Reads this slot's run and value at `p`, where `w` holds the [`WINDOW`] bytes from
+    /// `p` and the run is at most [`HEAD`] bytes: the value's range, or None when the
+    /// bytes differ from the shape's.
+    #[inline(always)]
+    fn read_window(&self, buf: &[u8], p: usize, w: &[u8; WINDOW]) -> Option<(usize, usize)> {
+        let n = self.fixed as usize;
+        let (a, rest) = w.split_at(16);
+        let (b, c) = rest.split_at(16);
+        let (h0, h) = self.head.split_at(16);
+        let (h1, h2) = h.split_at(16);
+        // Bit i of `same`: byte i of the run matches; bits from n on are not the run's.
+        let mut same = u64::from(eq16(a, h0)) | (u64::from(eq16(b, h1)) << 16);
+        if n > 32 {
+            // The first run of an event (`{"ph": "X", "cat": "kernel", "name": "`).
+            same |= u64::from(eq16(c, h2)) << 32;
+        }
+        if !same & ((1u64 << n) - 1) != 0 {
+            return None;
+        }
+        let from = p + n;
+        // The 32 bytes from the value's start, inside the window since n <= HEAD.
+        let v = w.get(n..n + 32)?;
+        let end = match self.kind {
+            Kind::Num => match json::plain_number_len(v) {
+                Some(len) => from + len,
+                None => number_end(buf, from)?,
+            },
+            Kind::Str => {
+                let (s0, s1) = v.split_at(16);
+                let stops = json::stop_mask(s0.try_into().ok()?)
+                    | (json::stop_mask(s1.try_into().ok()?) << 16);
+                if stops != 0 {
+                    from + stops.trailing_zeros() as usize
+                } else {
+                    // A long string (kernel names): on past the window.
+                    let on = from + 32;
+                    on + find_string_stop(buf.get(on..)?)?
+                }
+            }
+            Kind::Raw => raw_end(buf, from)?,
+        };
+        Some((from, end))
+    }
+
+    /// The end of this slot's value starting at `from` (grammar checked as the shape's
+    /// soundness needs: see the module's docs).
+    #[inline(always)]
+    fn value_end(&self, buf: &[u8], from: usize) -> Option<usize> {
+        match self.kind {
+            // The closing quote is the first fixed byte after the value, so a stop at
+            // anything else (escape, control byte) fails the next compare.
+            Kind::Str => Some(from + find_string_stop(buf.get(from..)?)?),
+            Kind::Num => number_end(buf, from),
+            Kind::Raw => raw_end(buf, from),
+        }
+    }
+}
+
 impl Shape {
     /// The event this shape just read into `f`, as the parser would give it (None when
     /// the caller does not want it).
     #[inline(always)]
-    fn event<'a>(&self, f: &Found<'a>, wanted: Wanted) -> Option<Event<'a>> {
+    fn event<'a>(&self, f: &Found, buf: &'a [u8], wanted: Wanted) -> Option<Event<'a>> {
         let cat = self.cat;
         if !keeps_cat(cat, self.ph_x, wanted) {
             return None;
         }
-        let has = |r: Role| self.has & r.bit() != 0;
-        let text = |r: Role| f.vals[r as usize];
-        // A value read as a number / a string / a list, by role.
-        let num = |r: Role| (has(r) && (self.strs | self.raws) & r.bit() == 0).then(|| text(r));
-        let string = |r: Role| {
-            (self.strs & r.bit() != 0).then(|| RawStr {
-                raw: text(r),
-                escaped: false,
-            })
+        let v = Values {
+            shape: self,
+            f,
+            buf,
         };
-        let list = |r: Role| (self.raws & r.bit() != 0).then(|| text(r));
-        let int = |r: Role| num(r).and_then(parse_int);
-        let time = |r: Role| num(r).and_then(micros_text_to_ns).unwrap_or(0);
-        let id = |r: Role| match string(r) {
-            Some(s) => IdRaw::Str(s),
-            None => int(r).map_or(IdRaw::Null, IdRaw::Int),
-        };
-        let dim3 =
-            |r: [Role; 3]| -> Option<[i64; 3]> { Some([int(r[0])?, int(r[1])?, int(r[2])?]) };
+        let int = |r: Role| v.int(r);
+        let string = |r: Role| v.string(r);
+        let list = |r: Role| v.list(r);
+        let dim3 = |r: [Role; 3]| v.dim3(r);
         // The category's filter, the parser's (member.rs), applied to `args`.
         let args = if matches!(cat, Cat::Other | Cat::Flow) {
             Args::default()
@@ -343,36 +505,35 @@ impl Shape {
                 raw: b"",
                 escaped: false,
             }),
-            pid: id(Role::Pid),
-            tid: id(Role::Tid),
-            ts: time(Role::Ts),
-            dur: time(Role::Dur).max(0),
+            pid: v.id(Role::Pid),
+            tid: v.id(Role::Tid),
+            ts: v.time(Role::Ts),
+            dur: v.time(Role::Dur).max(0),
             args,
         })
     }
 
     /// Reads `buf` at `start` against this shape.
     #[inline(always)]
-    fn read<'a>(&self, buf: &'a [u8], start: usize, found: &mut Found<'a>) -> Option<usize> {
+    fn read(&self, buf: &[u8], start: usize, found: &mut Found) -> Option<usize> {
         let mut p = start;
-        let mut f = 0;
         for slot in &self.slots {
             let n = slot.fixed as usize;
-            if !fixed_eq(buf, p, &self.fixed, f, n)? {
-                return None;
-            }
-            p += n;
-            f += n;
-            let from = p;
-            p = match slot.kind {
-                // The closing quote is the first fixed byte after the value, so a stop at
-                // anything else (escape, control byte) fails the next compare.
-                Kind::Str => p + find_string_stop(buf.get(p..)?)?,
-                Kind::Num => number_end(buf, p)?,
-                Kind::Raw => raw_end(buf, p)?,
+            let (from, end) = match buf.get(p..p + WINDOW) {
+                Some(w) if n <= HEAD => slot.read_window(buf, p, w.try_into().ok()?)?,
+                _ => {
+                    // Long runs, and the last bytes of `buf`: piece by piece.
+                    if !fixed_eq(buf, p, &self.fixed, slot.at as usize, n)? {
+                        return None;
+                    }
+                    let from = p + n;
+                    (from, slot.value_end(buf, from)?)
+                }
             };
-            found.vals[slot.role as usize] = buf.get(from..p)?;
+            found.vals[slot.role as usize] = (from, end);
+            p = end;
         }
+        let f = self.slots.last().map_or(0, |s| (s.at + s.fixed) as usize);
         let n = self.fixed.len() - PAD - f;
         if !fixed_eq(buf, p, &self.fixed, f, n)? {
             return None;
@@ -414,9 +575,9 @@ impl Shape {
             ph_m: ph(b"M"),
             fixed: l.fixed,
             slots: l.slots,
-            has,
             strs,
             raws,
+            nums: has & !(strs | raws),
         })
     }
 }
@@ -612,9 +773,16 @@ impl Learner<'_> {
 
     fn slot(&mut self, value_at: usize, kind: Kind, role: Role) {
         let fixed = &self.text[self.from..value_at];
+        let mut head = [0; HEAD];
+        for (h, b) in head.iter_mut().zip(fixed) {
+            *h = *b;
+        }
+        let at = self.fixed.len() as u32;
         self.fixed.extend_from_slice(fixed);
         self.slots.push(Slot {
+            head,
             fixed: fixed.len() as u32,
+            at,
             kind,
             role,
         });
