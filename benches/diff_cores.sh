@@ -3,6 +3,8 @@
 # overlap, and if not, is it the process or the machine? (PERFORMANCE.md "# kernlens diff",
 # "Session 6".) Each round runs, back to back, with wall, user and sys time:
 #   summary       one read of BEFORE (the reader's pool: every core)
+#   summary_half  one read with half the cores (RAYON_NUM_THREADS=N/2): what a side of the
+#                 diff would lose with half the cores; also fewer region buffers (4 per thread)
 #   two_procs     two `summary` processes at once, one per file: what the machine gives two
 #                 independent reads (no shared process, pool, allocator or address space)
 #   diff          `diff BEFORE AFTER` (two reads in one process, each a pool of every core)
@@ -13,7 +15,9 @@
 #   two_procs ~ diff, both well above summary: the machine (cores, SMT siblings, memory
 #     bandwidth, a CPU quota) is what the two reads share; no change in the diff helps;
 #   two_procs ~ summary, diff well above it: something in one process serialises them;
-#   diff_half well below diff: two pools of every core oversubscribe the host;
+#   diff_half well below diff: two pools of every core oversubscribe the host (and
+#     summary_half near summary says a read loses little with half the cores);
+#   sys time: page faults on the region buffers (4 of 4.25 MiB per thread and read).
 #   diff_one ~ summary_one: without pools the two reads overlap fully.
 # Usage: benches/diff_cores.sh [ROUNDS] [BEFORE AFTER]   (9 rounds; /tmp/gm12.json and its
 # byte copy /tmp/gm12b.json by default, made as benches/idle_pairs.sh makes them).
@@ -37,6 +41,7 @@ summary = lambda f: [k, "summary", "--json", f]
 diff = [k, "diff", before, after, "--json"]
 runs = {
     "summary": [(summary(before), {})],
+    "summary_half": [(summary(before), {"RAYON_NUM_THREADS": str(max(1, n // 2))})],
     "two_procs": [(summary(before), {}), (summary(after), {})],
     "diff": [(diff, {})],
     "diff_half": [(diff, {"RAYON_NUM_THREADS": str(max(1, n // 2))})],
