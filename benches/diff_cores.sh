@@ -21,7 +21,9 @@
 #   diff_one ~ summary_one: without pools the two reads overlap fully.
 # Usage: benches/diff_cores.sh [ROUNDS] [BEFORE AFTER]   (9 rounds; /tmp/gm12.json and its
 # byte copy /tmp/gm12b.json by default, made as benches/idle_pairs.sh makes them).
-# $KERNLENS_BENCH_BIN (default .bench/) holds the release `kernlens` (and `scale`).
+# $KERNLENS_BENCH_BIN (default .bench/) holds the release `kernlens` (and `scale`); with
+# $KERNLENS_NEW_BIN set to another build's `kernlens`, its diff runs in each round too
+# (`diff_new`), so a change is compared with the build before it on the same rounds.
 set -u
 cd "$(dirname "$0")/.."
 B=${KERNLENS_BENCH_BIN:-$PWD/.bench}; chmod +x "$B"/* 2>/dev/null
@@ -33,9 +35,9 @@ fi
 cat "$BEFORE" "$AFTER" >/dev/null
 echo "host: $(nproc) cores online to this process; $(lscpu 2>/dev/null | grep -E '^(Thread|Socket|Model name)' | tr -s ' ' | paste -sd';')"
 echo "cpu quota: $(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo none)  kernel: $(uname -r)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$B/kernlens" "$BEFORE" "$AFTER" "${1:-9}" <<'PY'
+python3 - "$B/kernlens" "$BEFORE" "$AFTER" "${1:-9}" "${KERNLENS_NEW_BIN:-}" <<'PY'
 import os, resource, statistics, subprocess, sys, time
-k, before, after, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+k, before, after, rounds, new = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 n = len(os.sched_getaffinity(0))
 summary = lambda f: [k, "summary", "--json", f]
 diff = [k, "diff", before, after, "--json"]
@@ -48,6 +50,8 @@ runs = {
     "diff_one": [(diff, {"RAYON_NUM_THREADS": "1"})],
     "summary_one": [(summary(before), {"RAYON_NUM_THREADS": "1"})],
 }
+if new:
+    runs["diff_new"] = [([new, "diff", before, after, "--json"], {})]
 def run(procs):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     s = time.perf_counter()
