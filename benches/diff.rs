@@ -8,6 +8,10 @@
 //! size, so the page cache does not serve one read from the other's pages). N is chosen
 //! so each file is `KERNLENS_BENCH_BYTES` (default 800 MB, the 782 MB class of the
 //! issue). Run: `cargo bench --bench diff` (`taskset -c 0,1` for the two-core figure).
+//!
+//! Beside the two functions the goal compares, `diff_two_one_thread_each` is the diff with
+//! each side read on one thread (no worker pool), and `compare_only` the compare step
+//! alone, over the two sides read once: what the diff adds to its two reads.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -15,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use kernlens::diff::{Capture, DiffOptions, diff_traces};
+use kernlens::diff::{Capture, DiffOptions, Normalize, compare, diff_traces};
 use kernlens_trace::{Limits, TraceSource, WindowMode};
 
 /// The repository root: where it was built, or the working directory when the bench
@@ -89,6 +93,26 @@ fn bench(c: &mut Criterion) {
             let a_src = TraceSource::open(&after).unwrap_or_else(|e| panic!("{e}"));
             diff_traces(&b_src, &a_src, &DiffOptions::default()).unwrap_or_else(|e| panic!("{e}"))
         })
+    });
+    g.bench_function("diff_two_one_thread_each", |b| {
+        b.iter(|| {
+            let b_src = TraceSource::open(&before).unwrap_or_else(|e| panic!("{e}"));
+            let a_src = TraceSource::open(&after).unwrap_or_else(|e| panic!("{e}"));
+            let options = DiffOptions::default().with_threads(Some(1));
+            diff_traces(&b_src, &a_src, &options).unwrap_or_else(|e| panic!("{e}"))
+        })
+    });
+    g.finish();
+
+    let side = |path: &Path| {
+        let s = TraceSource::open(path).unwrap_or_else(|e| panic!("{e}"));
+        Capture::read(&s, WindowMode::Full, &Limits::default(), None)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (before_side, after_side) = (side(&before), side(&after));
+    let mut g = c.benchmark_group("diff/compare");
+    g.bench_function("compare_only", |b| {
+        b.iter(|| compare(&before_side, &after_side, Normalize::Auto))
     });
     g.finish();
 }
