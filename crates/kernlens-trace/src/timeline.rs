@@ -242,7 +242,7 @@ mod tests {
                 .map(|&(ts, dur, d, kernel, name)| rec(ts, dur, d, kernel, name))
                 .collect();
             recs.sort_by_key(|r| r.ts);
-            let t = timeline(recs.iter(), None, &|n| n == 1);
+            let t = timeline(recs.iter().copied(), None, &|n| n == 1);
             let of = |keep: &dyn Fn(&GpuRec) -> bool| {
                 union_of(recs.iter().filter(|r| keep(r)).map(|r| (r.ts, r.ts + r.dur)).collect())
             };
