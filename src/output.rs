@@ -8,6 +8,12 @@
 //! uncommitted. The rename replaces the directory entry, so a symlink at the target is
 //! replaced by the new file and whatever it pointed to is never opened or truncated.
 //!
+//! A target that is not a regular file (a character device such as `/dev/null`, a FIFO, a
+//! socket, or a symlink to one, such as `/dev/stdout`) is a stream, not a file to replace: it
+//! is opened and written in place, never renamed over, so `-o /dev/null` cannot turn the
+//! device into a regular file. A stream cannot be written whole or not at all; what was
+//! written before a failure stays written.
+//!
 //! [`ensure_not_input`] refuses an output that is the input itself (same device and inode
 //! after resolving symlinks: the same path, a symlink to it, or a hard link to it), so a
 //! mistyped `-o` cannot replace the trace being read.
@@ -109,7 +115,16 @@ fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 #[derive(Debug)]
 pub struct AtomicFile {
     target: PathBuf,
-    file: BufWriter<NamedTempFile>,
+    file: Sink,
+}
+
+/// Where an [`AtomicFile`]'s bytes go.
+#[derive(Debug)]
+enum Sink {
+    /// A temporary file beside a target that is (or will be) a regular file.
+    Temp(BufWriter<NamedTempFile>),
+    /// A target that is a stream (device, FIFO, socket), written in place.
+    Stream(BufWriter<File>),
 }
 
 impl AtomicFile {
@@ -123,6 +138,21 @@ impl AtomicFile {
         let existing = fs::symlink_metadata(&target).ok();
         if existing.as_ref().is_some_and(fs::Metadata::is_dir) {
             return Err(OutputError::IsDirectory { path: target });
+        }
+        // Followed through symlinks: `/dev/stdout` is a link to the process's stream.
+        if fs::metadata(&target).is_ok_and(|m| is_stream(&m)) {
+            let file = fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .map_err(|source| OutputError::Io {
+                    action: "open",
+                    path: target.clone(),
+                    source,
+                })?;
+            return Ok(AtomicFile {
+                target,
+                file: Sink::Stream(BufWriter::new(file)),
+            });
         }
         let dir = parent_dir(&target);
         let name = target
@@ -156,7 +186,7 @@ impl AtomicFile {
         }
         Ok(AtomicFile {
             target,
-            file: BufWriter::new(temp),
+            file: Sink::Temp(BufWriter::new(temp)),
         })
     }
 
@@ -177,7 +207,13 @@ impl AtomicFile {
                 source,
             }
         };
-        let temp = self.file.into_inner().map_err(|e| {
+        let temp = match self.file {
+            Sink::Temp(temp) => temp,
+            Sink::Stream(mut stream) => {
+                return stream.flush().map_err(io_err("write", &self.target));
+            }
+        };
+        let temp = temp.into_inner().map_err(|e| {
             let (error, writer) = e.into_parts();
             io_err("write", writer.get_ref().path())(error)
         })?;
@@ -196,12 +232,24 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file.write(buf)
+        match &mut self.file {
+            Sink::Temp(f) => f.write(buf),
+            Sink::Stream(f) => f.write(buf),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.file.flush()
+        match &mut self.file {
+            Sink::Temp(f) => f.flush(),
+            Sink::Stream(f) => f.flush(),
+        }
     }
+}
+
+/// Whether a target (its metadata, symlinks followed) is a stream to write in place rather
+/// than a file to replace: anything that is neither a regular file nor a directory.
+fn is_stream(meta: &fs::Metadata) -> bool {
+    !meta.is_file() && !meta.is_dir()
 }
 
 fn parent_dir(target: &Path) -> PathBuf {
@@ -250,6 +298,39 @@ mod tests {
         }
         assert_eq!(fs::read(&target).unwrap(), b"keep me");
         assert_eq!(entries(dir.path()), ["out.json"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_target_and_a_link_to_it_are_written_through_and_kept() {
+        // `-o /dev/null` once renamed a regular file over the device (as root). A FIFO is a
+        // stream of the same kind that a test can make, and break, without harm.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let status = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !status.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        for target in [&fifo, &link] {
+            let reader = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || fs::read(fifo).unwrap())
+            };
+            let mut out = AtomicFile::create(target).unwrap();
+            out.write_all(b"through the pipe").unwrap();
+            out.commit().unwrap();
+            assert_eq!(reader.join().unwrap(), b"through the pipe");
+        }
+        assert!(!fs::symlink_metadata(&fifo).unwrap().is_file());
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(entries(dir.path()), ["link", "pipe"]);
     }
 
     #[test]
