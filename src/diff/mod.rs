@@ -68,7 +68,9 @@ pub struct DiffOptions {
     pub normalize: Normalize,
     /// Input bounds for both reads.
     pub limits: Limits,
-    /// Trace-reader threads per side (`None`: the rayon default).
+    /// Trace-reader threads per side. `None`: the diff's choice (diff.md, "Reading"): half
+    /// the reader's default each when the two inputs are files of about the same size,
+    /// else the reader's default (every core) each.
     pub threads: Option<usize>,
 }
 
@@ -219,17 +221,77 @@ fn read_both(
     after: &TraceSource,
     options: &DiffOptions,
 ) -> (Result<Capture, TraceError>, Result<Capture, TraceError>) {
-    let read = |source: &TraceSource, window: WindowMode| {
-        Capture::read(source, window, &options.limits, options.threads)
+    let threads = side_threads(
+        options.threads,
+        input_of(before),
+        input_of(after),
+        default_threads(),
+    );
+    let read = |source: &TraceSource, window: WindowMode, threads: Option<usize>| {
+        Capture::read(source, window, &options.limits, threads)
     };
     std::thread::scope(|scope| {
-        let after_read = scope.spawn(|| read(after, options.after_window));
-        let before_result = read(before, options.before_window);
+        let after_read = scope.spawn(|| read(after, options.after_window, threads.1));
+        let before_result = read(before, options.before_window, threads.0);
         match after_read.join() {
             Ok(after_result) => (before_result, after_result),
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })
+}
+
+/// A side's input as the thread split sees it: its size on disk and whether it is gzip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct InputSize {
+    bytes: u64,
+    gzip: bool,
+}
+
+/// The size of a file source (`None` for a stream or bytes, or a file that cannot be read).
+fn input_of(source: &TraceSource) -> Option<InputSize> {
+    let mut file = std::fs::File::open(source.path()?).ok()?;
+    let bytes = file.metadata().ok()?.len();
+    let mut magic = [0u8; 2];
+    let gzip = std::io::Read::read_exact(&mut file, &mut magic).is_ok() && magic == [0x1f, 0x8b];
+    Some(InputSize { bytes, gzip })
+}
+
+/// The reader's default pool size, by rayon's rule: `RAYON_NUM_THREADS` when it is a
+/// positive number, else the cores this process may run on.
+fn default_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+}
+
+/// Worker threads of the before and after reads. A caller's count applies to both. Left
+/// to the diff, two files of the same kind (both plain or both gzip) within 2× of each
+/// other's size get half of `cores` each: two pools of every core would run twice as many
+/// workers as cores, each with its region buffers, and starve the two folding threads.
+/// Otherwise each read keeps the reader's default, so the larger side has every core for
+/// the part of its read after the smaller one is done.
+fn side_threads(
+    threads: Option<usize>,
+    before: Option<InputSize>,
+    after: Option<InputSize>,
+    cores: usize,
+) -> (Option<usize>, Option<usize>) {
+    if threads.is_some() {
+        return (threads, threads);
+    }
+    match (before, after) {
+        (Some(b), Some(a))
+            if b.gzip == a.gzip
+                && b.bytes.max(a.bytes) <= b.bytes.min(a.bytes).saturating_mul(2) =>
+        {
+            let half = Some((cores / 2).max(1));
+            (half, half)
+        }
+        _ => (None, None),
+    }
 }
 
 /// Compares two sides: groups matched by identity, whole-scope figures and warnings.
@@ -426,5 +488,45 @@ fn models_text(models: &[String]) -> String {
         "none listed".to_owned()
     } else {
         models.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{InputSize, side_threads};
+
+    const fn plain(bytes: u64) -> Option<InputSize> {
+        Some(InputSize { bytes, gzip: false })
+    }
+
+    #[test]
+    fn sides_of_a_size_share_the_cores_and_others_keep_every_core() {
+        // Two 827 MB copies on 16 cores: 8 each; on 2 cores: 1 each.
+        assert_eq!(
+            side_threads(None, plain(827), plain(827), 16),
+            (Some(8), Some(8))
+        );
+        assert_eq!(
+            side_threads(None, plain(827), plain(414), 2),
+            (Some(1), Some(1))
+        );
+        assert_eq!(
+            side_threads(None, plain(5), plain(5), 1),
+            (Some(1), Some(1))
+        );
+        // More than 2x apart, a stream, or plain against gzip: the reader's default.
+        assert_eq!(side_threads(None, plain(827), plain(413), 16), (None, None));
+        assert_eq!(side_threads(None, plain(827), None, 16), (None, None));
+        let gz = Some(InputSize {
+            bytes: 827,
+            gzip: true,
+        });
+        assert_eq!(side_threads(None, plain(827), gz, 16), (None, None));
+        assert_eq!(side_threads(None, gz, gz, 16), (Some(8), Some(8)));
+        // A caller's count is kept on both sides.
+        assert_eq!(
+            side_threads(Some(3), plain(1), plain(1), 16),
+            (Some(3), Some(3))
+        );
     }
 }
