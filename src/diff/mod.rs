@@ -225,7 +225,7 @@ fn read_both(
         options.threads,
         input_of(before),
         input_of(after),
-        default_threads(),
+        kernlens_trace::default_threads(),
     );
     let read = |source: &TraceSource, window: WindowMode, threads: Option<usize>| {
         Capture::read(source, window, &options.limits, threads)
@@ -254,17 +254,6 @@ fn input_of(source: &TraceSource) -> Option<InputSize> {
     let mut magic = [0u8; 2];
     let gzip = std::io::Read::read_exact(&mut file, &mut magic).is_ok() && magic == [0x1f, 0x8b];
     Some(InputSize { bytes, gzip })
-}
-
-/// The reader's default pool size, by rayon's rule: `RAYON_NUM_THREADS` when it is a
-/// positive number, else the cores this process may run on.
-fn default_threads() -> usize {
-    std::env::var("RAYON_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1)
 }
 
 /// Worker threads of the before and after reads. A caller's count applies to both. Left

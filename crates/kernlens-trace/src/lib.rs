@@ -130,6 +130,13 @@ pub use split::{
     split_window_with_progress, split_with_progress,
 };
 
+/// Worker threads a read uses when [`Options::threads`] is `None`: the size of rayon's global
+/// pool (`RAYON_NUM_THREADS` when set, else the cores this process may run on), read by rayon
+/// once. Callers that split the cores between reads (the facade's diff) start from it.
+pub fn default_threads() -> usize {
+    rayon::current_num_threads()
+}
+
 /// Analyses a trace in one pass: the common case. [`TraceReader`] adds an observer or a
 /// progress sink.
 pub fn analyze(source: &TraceSource, opts: &Options) -> Result<Analysis, TraceError> {
