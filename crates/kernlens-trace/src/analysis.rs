@@ -203,32 +203,10 @@ pub(crate) fn build(
         let stream_overlap = || overlap::stream_overlap(&c, sorted());
         // The two sweeps over the time order are the longest part of the report: the
         // overlap one gets a thread of its own.
-        if parallel {
-            std::thread::scope(|s| {
-                let o = s.spawn(stream_overlap);
-                let t = timeline();
-                match o.join() {
-                    Ok(o) => (t, o),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            })
-        } else {
-            (timeline(), stream_overlap())
-        }
+        both(parallel, timeline, stream_overlap)
     };
     let (((attribution, kernels, ops), launch_recs, graph), (timeline, stream_overlap)) =
-        if parallel {
-            std::thread::scope(|s| {
-                let t = s.spawn(by_time);
-                let f = by_file_order();
-                match t.join() {
-                    Ok(t) => (f, t),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            })
-        } else {
-            (by_file_order(), by_time())
-        };
+        both(parallel, by_file_order, by_time);
     let window = chosen.map(|ch| {
         let explicit = ch.method == "explicit";
         SteadyWindow {
@@ -269,4 +247,20 @@ pub(crate) fn build(
         provenance,
         launches,
     }
+}
+
+/// `(a(), b())`, with `b` on a thread of its own when `parallel` (in this order otherwise); a
+/// panic in `b` is passed on.
+fn both<A, B: Send>(parallel: bool, a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
+    if !parallel {
+        return (a(), b());
+    }
+    std::thread::scope(|s| {
+        let b = s.spawn(b);
+        let a = a();
+        match b.join() {
+            Ok(b) => (a, b),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
 }
