@@ -34,7 +34,7 @@ pub(crate) const STREAM_CUT: Cut = Cut {
 const PER_THREAD: usize = 4;
 
 /// Pieces per worker thread the decompressing thread may have decoded ahead of the batch.
-const AHEAD: usize = 2;
+const AHEAD: usize = 4;
 
 /// Decoded bytes of the stream, from `base`.
 pub(crate) struct Piece {
