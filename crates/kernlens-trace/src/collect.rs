@@ -5,7 +5,7 @@ use std::collections::hash_map::Entry;
 
 use crate::event::{Args, Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
 use crate::gpu::GpuRecs;
-use crate::intern::{Interner, Map, Set, StrInterner};
+use crate::intern::{Interner, Map, Set, StrInterner, bytes_key};
 use crate::json::RawStr;
 
 /// `u32::MAX` marks "none" in the compact id fields.
@@ -90,6 +90,20 @@ impl std::hash::Hash for Geometry {
                 h.write_i64(x);
             }
         }
+    }
+}
+
+impl Geometry {
+    /// A cheap key for [`Interner::intern_keyed`]: the six integers folded together.
+    #[inline]
+    fn key(&self) -> u64 {
+        let mut k = 0u64;
+        for d in [&self.0, &self.1].into_iter().flatten() {
+            for &x in d {
+                k = k.rotate_left(11) ^ x as u64;
+            }
+        }
+        k
     }
 }
 
@@ -464,7 +478,7 @@ impl Numbers {
         let name = if ev.name.escaped || !names_interned(ev.cat) {
             NO_NAME
         } else {
-            names.intern_repeat(ev.name.raw)
+            names.intern_keyed(ev.name.raw, bytes_key(ev.name.raw))
         };
         // Only an op with an External id has its meta looked up.
         let meta = match (ev.cat, ev.args.external_id) {
@@ -548,8 +562,8 @@ impl<'a> Digest<'a> {
             GpuKind::Memcpy
         };
         let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
-            self.geometries
-                .intern_repeat(Geometry(ev.args.grid, ev.args.block))
+            let g = Geometry(ev.args.grid, ev.args.block);
+            self.geometries.intern_keyed(g, g.key())
         } else {
             NONE
         };

@@ -57,13 +57,18 @@ impl StrInterner {
     }
 }
 
+/// Slots in an interner's table of recent ids (a power of two).
+const RECENT_BITS: u32 = 6;
+
 /// Values by id, ids assigned in order of first sight.
 #[derive(Debug)]
 pub(crate) struct Interner<T> {
     ids: Map<T, u32>,
     values: Vec<T>,
-    /// The id [`Interner::intern_repeat`] gave last (`u32::MAX` before the first).
-    last: u32,
+    /// Ids given lately, by a cheap key of their value ([`Interner::intern_keyed`]);
+    /// `u32::MAX` where none yet. Slot 0 holds the id [`Interner::intern_repeat`] gave
+    /// last.
+    recent: [u32; 1 << RECENT_BITS],
 }
 
 impl<T> Default for Interner<T> {
@@ -71,7 +76,7 @@ impl<T> Default for Interner<T> {
         Interner {
             ids: Map::default(),
             values: Vec::new(),
-            last: u32::MAX,
+            recent: [u32::MAX; 1 << RECENT_BITS],
         }
     }
 }
@@ -88,15 +93,29 @@ impl<T: Hash + Eq + Clone> Interner<T> {
     }
 
     /// [`Interner::intern`], comparing with the value this gave last before hashing:
-    /// consecutive events mostly share a stream and often a geometry or name, and an
-    /// equality test is a fraction of a hash probe.
+    /// consecutive events mostly share a stream, and an equality test is a fraction of a
+    /// hash probe.
     #[inline]
     pub(crate) fn intern_repeat(&mut self, v: T) -> u32 {
-        if self.values.get(self.last as usize) == Some(&v) {
-            return self.last;
+        self.intern_keyed(v, 0)
+    }
+
+    /// [`Interner::intern`], comparing first with the value last interned under a key like
+    /// `key` (any cheap function of the value, such as [`bytes_key`]; equal values must
+    /// give equal keys). A region's kernels cycle through a few dozen names and
+    /// geometries, so most are found by one equality test instead of a hash of every
+    /// byte, and a key that collides only costs that test. The ids are `intern`'s.
+    #[inline]
+    pub(crate) fn intern_keyed(&mut self, v: T, key: u64) -> u32 {
+        // Fibonacci hashing: the multiply spreads every bit of the key into the top bits.
+        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT_BITS)) as usize;
+        let seen = self.recent[slot];
+        if self.values.get(seen as usize) == Some(&v) {
+            return seen;
         }
-        self.last = self.intern(v);
-        self.last
+        let id = self.intern(v);
+        self.recent[slot] = id;
+        id
     }
 
     pub(crate) fn get(&self, id: u32) -> Option<&T> {
@@ -111,6 +130,24 @@ impl<T: Hash + Eq + Clone> Interner<T> {
     pub(crate) fn values(&self) -> &[T] {
         &self.values
     }
+}
+
+/// A cheap key of a byte string for [`Interner::intern_keyed`]: its length and its
+/// first, middle and last eight bytes (all of it when shorter), a few loads where a hash
+/// reads every byte.
+#[inline]
+pub(crate) fn bytes_key(b: &[u8]) -> u64 {
+    let n = b.len();
+    let word = |at: usize| {
+        b.get(at..at + 8)
+            .map_or(0, |w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
+    };
+    if n < 8 {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(b);
+        return u64::from_le_bytes(w) ^ n as u64;
+    }
+    word(0) ^ word(n / 2 - 4).rotate_left(21) ^ word(n - 8).rotate_left(42) ^ n as u64
 }
 
 #[cfg(test)]
@@ -128,6 +165,26 @@ mod tests {
                 prop_assert_eq!(plain.intern(v), repeat.intern_repeat(v));
             }
             prop_assert_eq!(plain.values(), repeat.values());
+        }
+
+        /// The recent-id table never changes an id, whatever the keys: keys that collide
+        /// (a value's length), keys that differ for equal values, and the byte key.
+        #[test]
+        fn intern_keyed_gives_the_ids_intern_gives(
+            values in prop::collection::vec(prop::collection::vec(0u8..3, 0..20), 0..80),
+            noise in prop::collection::vec(any::<u64>(), 80),
+        ) {
+            let mut plain = Interner::default();
+            let mut keyed = [Interner::default(), Interner::default(), Interner::default()];
+            for (v, &n) in values.iter().zip(&noise) {
+                let id = plain.intern(v.as_slice());
+                prop_assert_eq!(keyed[0].intern_keyed(v.as_slice(), v.len() as u64), id);
+                prop_assert_eq!(keyed[1].intern_keyed(v.as_slice(), n), id);
+                prop_assert_eq!(keyed[2].intern_keyed(v.as_slice(), bytes_key(v)), id);
+            }
+            for k in &keyed {
+                prop_assert_eq!(plain.values(), k.values());
+            }
         }
     }
 }

@@ -34,7 +34,7 @@ pub(crate) const STREAM_CUT: Cut = Cut {
 const PER_THREAD: usize = 4;
 
 /// Pieces per worker thread the decompressing thread may have decoded ahead of the batch.
-const AHEAD: usize = 2;
+const AHEAD: usize = 4;
 
 /// Decoded bytes of the stream, from `base`.
 pub(crate) struct Piece {
@@ -69,7 +69,18 @@ fn decode(
     free: Receiver<Vec<u8>>,
 ) {
     let overlap = BACK + cut.look;
-    let mut carry: Vec<u8> = Vec::with_capacity(overlap);
+    // Every piece fits one size: the first reads `look` past its region, the others start
+    // with the `overlap` bytes the piece before ended with.
+    let size = cut.region + overlap;
+    // A returned buffer, or a fresh zeroed one (`calloc`: pages the kernel already
+    // zeroed, where `resize` would write zeros over them first).
+    let buffer = || match free.try_recv() {
+        Ok(b) if b.len() >= size => b,
+        _ => vec![0; size],
+    };
+    let mut buf = buffer();
+    // How many bytes at `buf`'s start are the previous piece's last.
+    let mut kept = 0;
     let mut total: u64 = 0;
     for index in 0u64.. {
         let want = if index == 0 {
@@ -77,20 +88,13 @@ fn decode(
         } else {
             cut.region
         };
-        let size = carry.len() + want;
-        let mut buf = free.try_recv().unwrap_or_default();
-        if buf.len() < size {
-            // Zero-filled once per buffer; a reused buffer is overwritten in place.
-            buf.resize(size, 0);
-        }
-        buf[..carry.len()].copy_from_slice(&carry);
-        let (mut n, mut failed) = fill(&mut reader, &mut buf[carry.len()..size]);
+        let (mut n, mut failed) = fill(&mut reader, &mut buf[kept..kept + want]);
         if let Some(max) = max_input.filter(|&max| total + n as u64 > max) {
             n = max.saturating_sub(total) as usize;
             failed = Some(io::Error::other(InputLimit(max)));
         }
-        let len = carry.len() + n;
-        let base = total - carry.len() as u64;
+        let len = kept + n;
+        let base = total - kept as u64;
         total += n as u64;
         // The bytes read before an error are data (a damaged gzip trailer comes after the
         // last member's bytes): the piece holds them, and says why the stream ends.
@@ -99,12 +103,21 @@ fn decode(
             None if n < want => (Tail::Eof, None),
             None => (Tail::More, None),
         };
-        carry.clear();
-        carry.extend_from_slice(&buf[len.saturating_sub(overlap)..len]);
+        // The next piece's buffer starts with this one's last bytes, copied once, straight
+        // from buffer to buffer.
+        let mut next = if tail == Tail::More {
+            buffer()
+        } else {
+            Vec::new()
+        };
+        kept = len.min(overlap);
+        if let Some(head) = next.get_mut(..kept) {
+            head.copy_from_slice(&buf[len - kept..len]);
+        }
         let piece = Piece {
             index,
             base,
-            buf,
+            buf: std::mem::replace(&mut buf, next),
             len,
             tail,
             broken,
