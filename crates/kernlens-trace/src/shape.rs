@@ -109,6 +109,9 @@ struct Slot {
     /// every run (`, "pid": `, `, "registers per thread": `) fits, and is compared
     /// against this copy without looking up `Shape::fixed`.
     head: [u8; HEAD],
+    /// Bits set from the run's length on: `same | ignore` is all ones exactly when the
+    /// run's bytes match (one `or` per slot instead of building the mask each time).
+    ignore: u64,
     /// Fixed bytes before the value.
     fixed: u32,
     /// Where those fixed bytes start in [`Shape::fixed`].
@@ -407,7 +410,7 @@ impl Slot {
             // The first run of an event (`{"ph": "X", "cat": "kernel", "name": "`).
             same |= u64::from(eq16(c, h2)) << 32;
         }
-        if !same & ((1u64 << n) - 1) != 0 {
+        if same | self.ignore != u64::MAX {
             return None;
         }
         let from = p + n;
@@ -517,18 +520,22 @@ impl Shape {
     #[inline(always)]
     fn read(&self, buf: &[u8], start: usize, found: &mut Found) -> Option<usize> {
         let mut p = start;
+        // A slot starting before `limit` has its whole window in `buf`: one compare per
+        // slot instead of a checked range (0 when `buf` is shorter than a window).
+        let limit = buf.len().saturating_sub(WINDOW - 1);
         for slot in &self.slots {
             let n = slot.fixed as usize;
-            let (from, end) = match buf.get(p..p + WINDOW) {
-                Some(w) if n <= HEAD => slot.read_window(buf, p, w.try_into().ok()?)?,
-                _ => {
-                    // Long runs, and the last bytes of `buf`: piece by piece.
-                    if !fixed_eq(buf, p, &self.fixed, slot.at as usize, n)? {
-                        return None;
-                    }
-                    let from = p + n;
-                    (from, slot.value_end(buf, from)?)
+            let (from, end) = if n <= HEAD && p < limit {
+                // SAFETY: p < buf.len() - WINDOW + 1, so p + WINDOW <= buf.len().
+                let w = unsafe { &*(buf.as_ptr().add(p) as *const [u8; WINDOW]) };
+                slot.read_window(buf, p, w)?
+            } else {
+                // Long runs, and the last bytes of `buf`: piece by piece.
+                if !fixed_eq(buf, p, &self.fixed, slot.at as usize, n)? {
+                    return None;
                 }
+                let from = p + n;
+                (from, slot.value_end(buf, from)?)
             };
             found.vals[slot.role as usize] = (from, end);
             p = end;
@@ -781,6 +788,7 @@ impl Learner<'_> {
         self.fixed.extend_from_slice(fixed);
         self.slots.push(Slot {
             head,
+            ignore: u64::MAX.checked_shl(fixed.len() as u32).unwrap_or(0),
             fixed: fixed.len() as u32,
             at,
             kind,
