@@ -846,9 +846,13 @@ pub(crate) fn raw_end(b: &[u8], p: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = p;
     loop {
-        // A value is expected at `i` (after whitespace).
-        i = ws(b, i);
+        // A value is expected at `i`. Whitespace is one of the match's arms rather than
+        // a skip before it: most values follow `, ` or `[` straight away.
         match *b.get(i)? {
+            b' ' | b'\n' | b'\r' | b'\t' => {
+                i = ws(b, i + 1);
+                continue;
+            }
             b'[' => {
                 depth += 1;
                 i = ws(b, i + 1);
@@ -878,16 +882,17 @@ pub(crate) fn raw_end(b: &[u8], p: usize) -> Option<usize> {
             if depth == 0 {
                 return Some(i);
             }
-            i = ws(b, i);
             match *b.get(i)? {
                 b',' => {
-                    i += 1;
+                    // The usual `, `: its space skipped here, any other by the arm above.
+                    i += 1 + usize::from(b.get(i + 1) == Some(&b' '));
                     break;
                 }
                 b']' => {
                     depth -= 1;
                     i += 1;
                 }
+                b' ' | b'\n' | b'\r' | b'\t' => i = ws(b, i + 1),
                 _ => return None,
             }
         }
