@@ -1110,6 +1110,49 @@ mod tests {
         assert!(read > 1000 && read < tried, "read {read} of {tried}");
     }
 
+    /// A slot reads its run and value in one window when [`WINDOW`] bytes remain, and
+    /// piece by piece near the buffer's end: an event followed by 0 to 100 bytes is read
+    /// as the parser reads it whichever path each slot takes, and one cut short by any
+    /// number of bytes is not read at all.
+    #[test]
+    fn events_near_the_buffers_end_are_read_as_the_parser_reads_them() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let doc = gunzip(&root.join("../../fixtures/traces/eager.json.gz"));
+        let spans = spans(&doc);
+        let mut read = 0;
+        for &(s, e) in spans.iter().step_by(41).take(200) {
+            let text = &doc[s..e];
+            let mut shapes = Shapes::default();
+            shapes.learn(text, 0, text.len());
+            if shapes.shapes.is_empty() {
+                continue;
+            }
+            for extra in 0..=100 {
+                let mut m = text.to_vec();
+                m.extend(std::iter::repeat_n(b' ', extra));
+                shapes.unpredict();
+                let (ev, end) = shapes.read(&m, 0, ALL).expect("a learned event is read");
+                read += 1;
+                assert_eq!(
+                    (format!("{:?}", Ok::<_, ()>(ev)), end),
+                    by_parser(&m, 0, ALL),
+                    "{}",
+                    String::from_utf8_lossy(text)
+                );
+            }
+            for cut in 1..text.len().min(120) {
+                shapes.unpredict();
+                let short = &text[..text.len() - cut];
+                assert!(
+                    shapes.read(short, 0, ALL).is_none(),
+                    "read with {cut} bytes cut: {}",
+                    String::from_utf8_lossy(short)
+                );
+            }
+        }
+        assert!(read > 10_000, "read {read}");
+    }
+
     fn learns(text: &str) -> bool {
         Shape::learn(text.as_bytes()).is_some()
     }
