@@ -674,6 +674,9 @@ fn leading_digits(w: u64) -> usize {
 }
 
 /// Parses a JSON integer literal; fractions, exponents and overflow are not integers.
+/// (Inlined: a shape's event converts ten of them, and the call cost as much as the
+/// digits.)
+#[inline(always)]
 pub(crate) fn parse_int(t: &[u8]) -> Option<i64> {
     // Up to 18 digits cannot overflow: the common case (counts, ids, dims) without
     // checked arithmetic.

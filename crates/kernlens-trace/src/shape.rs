@@ -109,6 +109,9 @@ struct Slot {
     /// every run (`, "pid": `, `, "registers per thread": `) fits, and is compared
     /// against this copy without looking up `Shape::fixed`.
     head: [u8; HEAD],
+    /// Bits set from the run's length on: `same | ignore` is all ones exactly when the
+    /// run's bytes match (one `or` per slot instead of building the mask each time).
+    ignore: u64,
     /// Fixed bytes before the value.
     fixed: u32,
     /// Where those fixed bytes start in [`Shape::fixed`].
@@ -407,7 +410,7 @@ impl Slot {
             // The first run of an event (`{"ph": "X", "cat": "kernel", "name": "`).
             same |= u64::from(eq16(c, h2)) << 32;
         }
-        if !same & ((1u64 << n) - 1) != 0 {
+        if same | self.ignore != u64::MAX {
             return None;
         }
         let from = p + n;
@@ -517,18 +520,22 @@ impl Shape {
     #[inline(always)]
     fn read(&self, buf: &[u8], start: usize, found: &mut Found) -> Option<usize> {
         let mut p = start;
+        // A slot starting before `limit` has its whole window in `buf`: one compare per
+        // slot instead of a checked range (0 when `buf` is shorter than a window).
+        let limit = buf.len().saturating_sub(WINDOW - 1);
         for slot in &self.slots {
             let n = slot.fixed as usize;
-            let (from, end) = match buf.get(p..p + WINDOW) {
-                Some(w) if n <= HEAD => slot.read_window(buf, p, w.try_into().ok()?)?,
-                _ => {
-                    // Long runs, and the last bytes of `buf`: piece by piece.
-                    if !fixed_eq(buf, p, &self.fixed, slot.at as usize, n)? {
-                        return None;
-                    }
-                    let from = p + n;
-                    (from, slot.value_end(buf, from)?)
+            let (from, end) = if n <= HEAD && p < limit {
+                // SAFETY: p < buf.len() - WINDOW + 1, so p + WINDOW <= buf.len().
+                let w = unsafe { &*(buf.as_ptr().add(p) as *const [u8; WINDOW]) };
+                slot.read_window(buf, p, w)?
+            } else {
+                // Long runs, and the last bytes of `buf`: piece by piece.
+                if !fixed_eq(buf, p, &self.fixed, slot.at as usize, n)? {
+                    return None;
                 }
+                let from = p + n;
+                (from, slot.value_end(buf, from)?)
             };
             found.vals[slot.role as usize] = (from, end);
             p = end;
@@ -781,6 +788,7 @@ impl Learner<'_> {
         self.fixed.extend_from_slice(fixed);
         self.slots.push(Slot {
             head,
+            ignore: u64::MAX.checked_shl(fixed.len() as u32).unwrap_or(0),
             fixed: fixed.len() as u32,
             at,
             kind,
@@ -838,9 +846,13 @@ pub(crate) fn raw_end(b: &[u8], p: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = p;
     loop {
-        // A value is expected at `i` (after whitespace).
-        i = ws(b, i);
+        // A value is expected at `i`. Whitespace is one of the match's arms rather than
+        // a skip before it: most values follow `, ` or `[` straight away.
         match *b.get(i)? {
+            b' ' | b'\n' | b'\r' | b'\t' => {
+                i = ws(b, i + 1);
+                continue;
+            }
             b'[' => {
                 depth += 1;
                 i = ws(b, i + 1);
@@ -870,16 +882,17 @@ pub(crate) fn raw_end(b: &[u8], p: usize) -> Option<usize> {
             if depth == 0 {
                 return Some(i);
             }
-            i = ws(b, i);
             match *b.get(i)? {
                 b',' => {
-                    i += 1;
+                    // The usual `, `: its space skipped here, any other by the arm above.
+                    i += 1 + usize::from(b.get(i + 1) == Some(&b' '));
                     break;
                 }
                 b']' => {
                     depth -= 1;
                     i += 1;
                 }
+                b' ' | b'\n' | b'\r' | b'\t' => i = ws(b, i + 1),
                 _ => return None,
             }
         }
@@ -1095,6 +1108,54 @@ mod tests {
             }
         }
         assert!(read > 1000 && read < tried, "read {read} of {tried}");
+    }
+
+    /// A slot reads its run and value in one window when [`WINDOW`] bytes remain, and
+    /// piece by piece near the buffer's end: an event followed by 0 to 100 bytes is read
+    /// as the parser reads it whichever path each slot takes, and one cut short by any
+    /// number of bytes is not read at all.
+    #[test]
+    fn events_near_the_buffers_end_are_read_as_the_parser_reads_them() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let doc = gunzip(&root.join("../../fixtures/traces/eager.json.gz"));
+        let spans = spans(&doc);
+        let mut read = 0;
+        for &(s, e) in spans.iter().step_by(41).take(200) {
+            let text = &doc[s..e];
+            let mut shapes = Shapes::default();
+            shapes.learn(text, 0, text.len());
+            if shapes.shapes.is_empty() {
+                continue;
+            }
+            for extra in 0..=100 {
+                let mut m = text.to_vec();
+                m.extend(std::iter::repeat_n(b' ', extra));
+                shapes.unpredict();
+                let Some((ev, end)) = shapes.read(&m, 0, ALL) else {
+                    panic!(
+                        "not read with {extra} bytes after it: {}",
+                        String::from_utf8_lossy(text)
+                    );
+                };
+                read += 1;
+                assert_eq!(
+                    (format!("{:?}", Ok::<_, ()>(ev)), end),
+                    by_parser(&m, 0, ALL),
+                    "{}",
+                    String::from_utf8_lossy(text)
+                );
+            }
+            for cut in 1..text.len().min(120) {
+                shapes.unpredict();
+                let short = &text[..text.len() - cut];
+                assert!(
+                    shapes.read(short, 0, ALL).is_none(),
+                    "read with {cut} bytes cut: {}",
+                    String::from_utf8_lossy(short)
+                );
+            }
+        }
+        assert!(read > 10_000, "read {read}");
     }
 
     fn learns(text: &str) -> bool {
