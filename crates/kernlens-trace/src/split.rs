@@ -352,7 +352,7 @@ fn first_pass(
     // Its stream errors are the second pass's to report (it reads the same bytes).
     let mut log = ErrorLog::default();
     let mut trail = None;
-    let access = read::Access::Record(&mut trail, read::Spacing::DEFAULT);
+    let access = read::Access::Record(&mut trail);
     let head = read::read_access(source, plan, &scanner, &mut folder, &mut log, access)?;
     if head.not_a_trace {
         return Err(TraceError::NotATrace {

@@ -9,8 +9,8 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use super::stream::Meter;
 #[cfg(not(feature = "isal"))]
-use super::zran::{self, Recording};
-use super::zran::{Decoded, Index, Spacing};
+use super::zran::record::{self, Recording, Spacing};
+use super::zran::{Decoded, Index};
 
 /// One member's decoder: flate2 (pure Rust), or ISA-L with the `isal` feature. Both stop at
 /// the member's end and give back the input after it.
@@ -61,24 +61,28 @@ impl<R: Read> Members<R> {
         }
     }
 
-    /// [`Members::new`], recording the first member's access points `spacing` apart
-    /// (`at` measures how far into the file `inner` has read). With the `isal` feature
-    /// none are recorded: its decoder cannot start again in the middle of a stream.
-    pub(crate) fn recording(inner: R, at: &Meter, spacing: Spacing) -> Self {
-        #[cfg(not(feature = "isal"))]
-        {
-            let input = BufReader::with_capacity(1 << 16, inner);
-            let offset = |r: &BufReader<R>| at.done().saturating_sub(r.buffer().len() as u64);
-            Members::starting(match zran::first_member(input, offset, spacing) {
-                Ok(rec) => State::Recording(Box::new(rec)),
-                Err(dec) => State::Member(dec),
-            })
-        }
-        #[cfg(feature = "isal")]
-        {
-            let _ = (at, spacing);
-            Members::new(inner)
-        }
+    /// [`Members::new`], recording the first member's access points (zran.rs; `at`
+    /// measures how far into the file `inner` has read). With the `isal` feature none are
+    /// recorded: ISA-L decodes the members, and is not started again in the middle of one.
+    #[cfg(not(feature = "isal"))]
+    pub(crate) fn recording(inner: R, at: &Meter) -> Self {
+        Members::recording_spaced(inner, at, Spacing::DEFAULT)
+    }
+
+    #[cfg(feature = "isal")]
+    pub(crate) fn recording(inner: R, _at: &Meter) -> Self {
+        Members::new(inner)
+    }
+
+    /// [`Members::recording`] with points `spacing` apart.
+    #[cfg(not(feature = "isal"))]
+    pub(crate) fn recording_spaced(inner: R, at: &Meter, spacing: Spacing) -> Self {
+        let input = BufReader::with_capacity(1 << 16, inner);
+        let offset = |r: &BufReader<R>| at.done().saturating_sub(r.buffer().len() as u64);
+        Members::starting(match record::first_member(input, offset, spacing) {
+            Ok(rec) => State::Recording(Box::new(rec)),
+            Err(dec) => State::Member(dec),
+        })
     }
 
     /// The access points, when the stream was one gzip member, read to its end with a

@@ -40,16 +40,15 @@ pub(crate) use region::{
 pub(crate) use sequential::StreamSink;
 pub(crate) use sequential::read_stream;
 use stream::Meter;
-pub(crate) use zran::Spacing;
 use zran::{Index, Resumed};
 
 /// What a read of a gzip source does about access points (zran.rs): split's first read
 /// records them, its second skips with them; every other read decodes the whole stream.
 pub(crate) enum Access<'a> {
     Whole,
-    /// Record points this far apart into the slot (left empty when the source is not one
-    /// gzip member read cleanly to its end).
-    Record(&'a mut Option<Trail>, Spacing),
+    /// Record points into the slot (left empty when the source is not one gzip member
+    /// read cleanly to its end, or with the `isal` feature).
+    Record(&'a mut Option<Trail>),
     /// Decode only the pieces the scanner does not know, from the nearest point.
     Resume(&'a Trail),
 }
@@ -471,8 +470,8 @@ fn read_gzip<R: Read + io::Seek + Send, S: Scanner, F: Folder<S>>(
     let (counted, meter) = Meter::wrap(input, Some(len));
     match access {
         Access::Whole => read_pieces(Members::new(counted), &job, folder, log, Some(meter)).head,
-        Access::Record(slot, spacing) => {
-            let members = Members::recording(counted, &meter, spacing);
+        Access::Record(slot) => {
+            let members = Members::recording(counted, &meter);
             let read = read_pieces(members, &job, folder, log, Some(meter));
             *slot = read
                 .reader
