@@ -205,7 +205,7 @@ fn split_inner(
         &read::ReadPlan::new(&opts.limits, None),
         Second::Regions { skip: true },
     )
-    .map(|(report, _)| report)
+    .map(|(report, ..)| report)
 }
 
 /// How the second pass reads.
@@ -220,7 +220,8 @@ enum Second {
 }
 
 /// [`split_inner`] with both reads done as `plan` says (tests vary the threads and cuts),
-/// and how many of the second pass's scans were not parsed.
+/// how many of the second pass's scans were not parsed, and how many gzip pieces it did
+/// not decode.
 fn split_planned(
     source: &TraceSource,
     mode: &WindowMode,
@@ -229,7 +230,7 @@ fn split_planned(
     progress: Option<&mut dyn ProgressSink>,
     plan: &read::ReadPlan<'_>,
     second: Second,
-) -> Result<(SplitReport, u64), TraceError> {
+) -> Result<(SplitReport, u64, u64), TraceError> {
     if matches!(source.input, Input::Reader(_)) {
         return Err(TraceError::NotSeekable {
             label: source.file().to_string(),
@@ -244,7 +245,7 @@ fn split_planned(
     let mut collector =
         Feed::new(None).with_progress(progress.as_mut().map(|p| p as &mut dyn ProgressSink));
     let before = Stamp::of(source);
-    let (provenance, mut surveys) = first_pass(source, plan, &mut collector)?;
+    let (provenance, mut surveys, trail) = first_pass(source, plan, &mut collector)?;
     let c = collector.fold.out;
     let window = match *mode {
         WindowMode::Explicit(w) => w,
@@ -293,6 +294,12 @@ fn split_planned(
     if matches!(second, Second::Regions { skip: false }) || Stamp::of(source) != before {
         surveys.clear();
     }
+    // A gzip source's access points skip what the surveys let the second pass skip: with
+    // none, the whole stream is decoded again.
+    let access = match &trail {
+        Some(trail) if !surveys.is_empty() => read::Access::Resume(trail),
+        _ => read::Access::Whole,
+    };
     // The second pass: region workers pick the kept events' text, this thread writes it in
     // file order.
     let keep = Keep::new(window, corrs, exts, surveys);
@@ -304,7 +311,7 @@ fn split_planned(
     };
     match second {
         Second::Regions { .. } => {
-            read::read_with(source, plan, &chunker, &mut sink, &mut log)?;
+            read::read_access(source, plan, &chunker, &mut sink, &mut log, access)?;
         }
         #[cfg(test)]
         Second::Sequential => tests::sequential(source, &chunker, &mut sink, &mut log),
@@ -312,15 +319,25 @@ fn split_planned(
     let mut report = sink.finish()?;
     report.stream_errors = log.finish();
     let skipped = keep.skipped.load(std::sync::atomic::Ordering::Relaxed);
-    Ok((report, skipped))
+    let hollow = keep.hollow.load(std::sync::atomic::Ordering::Relaxed);
+    Ok((report, skipped, hollow))
 }
 
-/// The first pass: the analysis read (window, links, provenance), surveying each scan.
+/// What the first pass hands the second: the provenance, the surveys, and a gzip
+/// source's access points.
+type FirstPass = (
+    Option<crate::report::ChunkProvenance>,
+    Surveys,
+    Option<read::Trail>,
+);
+
+/// The first pass: the analysis read (window, links, provenance), surveying each scan and
+/// recording a gzip source's access points.
 fn first_pass(
     source: &TraceSource,
     plan: &read::ReadPlan<'_>,
     feed: &mut Feed<'_>,
-) -> Result<(Option<crate::report::ChunkProvenance>, Surveys), TraceError> {
+) -> Result<FirstPass, TraceError> {
     let scanner = Surveyor {
         analyse: Analyse {
             limits: plan.limits,
@@ -334,13 +351,15 @@ fn first_pass(
     };
     // Its stream errors are the second pass's to report (it reads the same bytes).
     let mut log = ErrorLog::default();
-    let head = read::read_with(source, plan, &scanner, &mut folder, &mut log)?;
+    let mut trail = None;
+    let access = read::Access::Record(&mut trail);
+    let head = read::read_access(source, plan, &scanner, &mut folder, &mut log, access)?;
     if head.not_a_trace {
         return Err(TraceError::NotATrace {
             path: source.file().to_string(),
         });
     }
-    Ok((head.provenance, folder.surveys))
+    Ok((head.provenance, folder.surveys, trail))
 }
 
 /// A file's length and modification time, to tell that it changed between the passes
@@ -433,8 +452,9 @@ struct Keep {
     /// The same by where their bytes are (`None`: two scans there), for a region
     /// that need not even be read.
     places: Map<(u64, usize, bool), Option<ScanKey>>,
-    /// Scans not parsed again (the tests read it).
+    /// Scans not parsed again, and gzip pieces not decoded (the tests read them).
     skipped: std::sync::atomic::AtomicU64,
+    hollow: std::sync::atomic::AtomicU64,
 }
 
 /// What a split read and kept, by kind.
@@ -521,6 +541,7 @@ impl Keep {
             exts,
             surveys,
             skipped: std::sync::atomic::AtomicU64::new(0),
+            hollow: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -574,6 +595,14 @@ impl Keep {
     }
 
     fn skips_key(&self, key: &ScanKey) -> Option<&Survey> {
+        let survey = self.proves_nothing(key)?;
+        self.skipped
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(survey)
+    }
+
+    /// The survey of the scan `key` when it proves that no event there is kept.
+    fn proves_nothing(&self, key: &ScanKey) -> Option<&Survey> {
         let survey = self.surveys.get(key)?;
         let none_in = |sorted: &[i64], r: Range| {
             r.is_empty() || {
@@ -587,10 +616,6 @@ impl Keep {
             && none_in(&self.corrs_sorted, survey.launch)
             && none_in(&self.corrs_sorted, survey.flow)
             && none_in(&self.exts_sorted, survey.cpu);
-        if nothing_kept {
-            self.skipped
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
         nothing_kept.then_some(survey)
     }
 
@@ -661,6 +686,22 @@ impl Scanner for Chunker<'_> {
     ) -> Option<(usize, usize, Scanned<Self::Out<'a>>)> {
         let (key, s) = self.keep.skips_place(at, len, eof)?;
         Some((key.start, key.stop, s.skipped()))
+    }
+
+    fn knows(&self, at: u64, len: usize, eof: bool) -> bool {
+        let knows = self
+            .keep
+            .places
+            .get(&(at, len, eof))
+            .copied()
+            .flatten()
+            .is_some_and(|key| self.keep.proves_nothing(&key).is_some());
+        if knows {
+            self.keep
+                .hollow
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        knows
     }
 
     fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Kept> {
@@ -1159,10 +1200,23 @@ mod tests {
         plan: &ReadPlan<'_>,
         second: Second,
     ) -> Result<((Vec<u8>, SplitReport), u64), String> {
+        chunk_hollow(source, mode, plan, second).map(|(c, skipped, _)| (c, skipped))
+    }
+
+    /// A chunk written and the report.
+    type Written = (Vec<u8>, SplitReport);
+
+    /// [`chunk_skipped`], and how many gzip pieces the second pass did not decode.
+    fn chunk_hollow(
+        source: &TraceSource,
+        mode: &WindowMode,
+        plan: &ReadPlan<'_>,
+        second: Second,
+    ) -> Result<(Written, u64, u64), String> {
         let mut out = Vec::new();
         let opts = SplitOptions::default();
         split_planned(source, mode, &mut out, &opts, None, plan, second)
-            .map(|(r, skipped)| ((out, r), skipped))
+            .map(|(r, skipped, hollow)| ((out, r), skipped, hollow))
             .map_err(|e| e.to_string())
     }
 
@@ -1175,7 +1229,11 @@ mod tests {
     }
 
     fn gzip(plain: &[u8]) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gzip_at(plain, 1)
+    }
+
+    fn gzip_at(plain: &[u8], level: u32) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
         e.write_all(plain).unwrap();
         e.finish().unwrap()
     }
@@ -1297,7 +1355,7 @@ mod tests {
         for (name, plain) in inputs {
             let plain_path = dir.path().join(format!("{name}.json"));
             std::fs::write(&plain_path, &plain).unwrap();
-            let gz = gzip(&plain);
+            let gz = gzip_at(&plain, 6);
             let full = chunk(
                 &TraceSource::from_bytes("t.json", plain.clone()),
                 &WindowMode::Full,
@@ -1319,12 +1377,29 @@ mod tests {
                 ("end", part(&full.1, 0.9, 1.0)),
                 ("empty", WindowMode::Explicit(empty)),
             ];
+            // Gzip at levels 1, 6 and 9, and in two members (whose second pass decodes
+            // every piece: access points describe one member only).
+            let mut gzips = vec![("6", gz.clone())];
+            if name == "graph" {
+                let mut two = gzip_at(&plain[..plain.len() / 2], 6);
+                two.extend(gzip_at(&plain[plain.len() / 2..], 6));
+                gzips.extend([
+                    ("1", gzip_at(&plain, 1)),
+                    ("9", gzip_at(&plain, 9)),
+                    ("two members", two),
+                ]);
+            }
             for (label, mode) in &modes {
-                let sources = [
+                let mut sources = vec![
                     TraceSource::open(&plain_path).unwrap(),
                     TraceSource::from_bytes("t.json", plain.clone()),
-                    TraceSource::from_bytes("t.json.gz", gz.clone()),
                 ];
+                for (level, gz) in &gzips {
+                    sources.push(TraceSource::from_bytes(
+                        format!("t {level}.json.gz"),
+                        gz.clone(),
+                    ));
+                }
                 for source in &sources {
                     for threads in [1, 2] {
                         let plan = ReadPlan {
@@ -1337,11 +1412,25 @@ mod tests {
                             chunk_skipped(source, mode, &plan, Second::Regions { skip: false })
                                 .unwrap();
                         assert_eq!(none, 0);
-                        let (got, skipped) =
-                            chunk_skipped(source, mode, &plan, Second::Regions { skip: true })
+                        let (got, skipped, hollow) =
+                            chunk_hollow(source, mode, &plan, Second::Regions { skip: true })
                                 .unwrap();
                         let at = format!("{name} {label} {} x{threads}", source.file());
                         assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
+                        // A one-member gzip source is decoded only where it is read.
+                        let one_gz =
+                            source.file().ends_with(".gz") && !source.file().contains("two");
+                        if !one_gz {
+                            assert_eq!(hollow, 0, "{at}");
+                        } else if !name.ends_with("shuffled")
+                            && *label != "full"
+                            && plain.len() > 2 * read::CHUNK
+                        {
+                            // Tiny regions: most pieces hold bytes the reading thread reads
+                            // itself (the next test has realistic ones); so do those of the
+                            // first MiB, which it reads to find the array.
+                            assert!(hollow > 0, "{at}: none of {skipped} hollow");
+                        }
                         // Ordered captures skip most scans of a part window; an empty window
                         // keeps only metadata.
                         if !name.ends_with("shuffled") && *label != "full" {
@@ -1350,6 +1439,71 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// With regions of a realistic size, a one-member gzip source's second pass decodes
+    /// only the pieces it reads: most pieces it does not parse are not decoded either
+    /// (resumed at access points), and the chunk is the one a full decode writes, for
+    /// windows at the start, middle and end and an empty one, from a file and from memory.
+    #[test]
+    fn gzip_pieces_the_second_pass_skips_are_not_decoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits::default();
+        let cut = Cut {
+            region: 64 << 10,
+            look: 8 << 10,
+        };
+        let plan = ReadPlan {
+            limits: &limits,
+            threads: Some(2),
+            cut,
+            stream_cut: cut,
+        };
+        let plain = gunzip(&std::fs::read(fixture("eager.json.gz")).unwrap());
+        let gz = gzip_at(&plain, 6);
+        let path = dir.path().join("eager.json.gz");
+        std::fs::write(&path, &gz).unwrap();
+        let full = chunk(
+            &TraceSource::from_bytes("t.json", plain.clone()),
+            &WindowMode::Full,
+            &plan,
+            Second::Regions { skip: false },
+        )
+        .unwrap();
+        let empty = TimeWindow::new(
+            ((full.1.window.end_us + 1000.0) * 1000.0) as i64,
+            ((full.1.window.end_us + 2000.0) * 1000.0) as i64,
+        )
+        .unwrap();
+        let modes = [
+            part(&full.1, 0.0, 0.1),
+            part(&full.1, 0.45, 0.55),
+            part(&full.1, 0.9, 1.0),
+            WindowMode::Explicit(empty),
+        ];
+        let pieces = (plain.len() / cut.region) as u64;
+        for mode in &modes {
+            for source in [
+                TraceSource::open(&path).unwrap(),
+                TraceSource::from_bytes("t.json.gz", gz.clone()),
+            ] {
+                let (want, ..) =
+                    chunk_hollow(&source, mode, &plan, Second::Regions { skip: false }).unwrap();
+                let (got, skipped, hollow) =
+                    chunk_hollow(&source, mode, &plan, Second::Regions { skip: true }).unwrap();
+                let at = format!("{mode:?} {}", source.file());
+                assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
+                assert!(skipped * 2 > pieces, "{at}: {skipped} of {pieces} skipped");
+                // The pieces of the first MiB hold what the reading thread reads to find the
+                // array: always decoded.
+                let first = (read::CHUNK / cut.region) as u64 + 1;
+                assert!(
+                    hollow + first >= skipped,
+                    "{at}: {hollow} of {skipped} hollow"
+                );
+                assert!(hollow * 3 > pieces, "{at}: {hollow} of {pieces} hollow");
             }
         }
     }

@@ -7,6 +7,11 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 
+use super::stream::Meter;
+#[cfg(not(feature = "isal"))]
+use super::zran::record::{self, Recording, Spacing};
+use super::zran::{Decoded, Index};
+
 /// One member's decoder: flate2 (pure Rust), or ISA-L with the `isal` feature. Both stop at
 /// the member's end and give back the input after it.
 #[cfg(not(feature = "isal"))]
@@ -19,6 +24,11 @@ pub(crate) struct Members<R: Read> {
     state: State<R>,
     /// Members finished so far (for the messages).
     done: u64,
+    /// The first member's access points (split's first pass, zran.rs), kept while they
+    /// may describe the whole stream.
+    index: Option<Index>,
+    /// The stream ended cleanly right after its first member.
+    single: bool,
 }
 
 #[cfg(not(feature = "isal"))]
@@ -28,19 +38,57 @@ type Member<R> = GzDecoder<R>;
 
 enum State<R: Read> {
     Member(Box<Member<R>>),
+    /// The first member, its access points recorded as it is decoded.
+    #[cfg(not(feature = "isal"))]
+    Recording(Box<Recording<BufReader<R>>>),
     Between(BufReader<R>),
     End,
 }
 
 impl<R: Read> Members<R> {
     pub(crate) fn new(inner: R) -> Self {
+        Members::starting(State::Member(Box::new(GzDecoder::new(
+            BufReader::with_capacity(1 << 16, inner),
+        ))))
+    }
+
+    fn starting(state: State<R>) -> Self {
         Members {
-            state: State::Member(Box::new(GzDecoder::new(BufReader::with_capacity(
-                1 << 16,
-                inner,
-            )))),
+            state,
             done: 0,
+            index: None,
+            single: false,
         }
+    }
+
+    /// [`Members::new`], recording the first member's access points (zran.rs; `at`
+    /// measures how far into the file `inner` has read). With the `isal` feature none are
+    /// recorded: ISA-L decodes the members, and is not started again in the middle of one.
+    #[cfg(not(feature = "isal"))]
+    pub(crate) fn recording(inner: R, at: &Meter) -> Self {
+        Members::recording_spaced(inner, at, Spacing::DEFAULT)
+    }
+
+    #[cfg(feature = "isal")]
+    pub(crate) fn recording(inner: R, _at: &Meter) -> Self {
+        Members::new(inner)
+    }
+
+    /// [`Members::recording`] with points `spacing` apart.
+    #[cfg(not(feature = "isal"))]
+    pub(crate) fn recording_spaced(inner: R, at: &Meter, spacing: Spacing) -> Self {
+        let input = BufReader::with_capacity(1 << 16, inner);
+        let offset = |r: &BufReader<R>| at.done().saturating_sub(r.buffer().len() as u64);
+        Members::starting(match record::first_member(input, offset, spacing) {
+            Ok(rec) => State::Recording(Box::new(rec)),
+            Err(dec) => State::Member(dec),
+        })
+    }
+
+    /// The access points, when the stream was one gzip member, read to its end with a
+    /// matching trailer and nothing after it.
+    pub(crate) fn into_index(self) -> Option<Index> {
+        self.index.filter(|_| self.single && self.done == 1)
     }
 
     /// After a member: another member, the end, or the trailer problem.
@@ -48,6 +96,7 @@ impl<R: Read> Members<R> {
         let first = match rest.fill_buf()? {
             [] => {
                 self.state = State::End;
+                self.single = self.done == 1;
                 return Ok(());
             }
             buf => buf[0],
@@ -109,6 +158,24 @@ impl<R: Read> Read for Members<R> {
                         return Err(e);
                     }
                 },
+                #[cfg(not(feature = "isal"))]
+                State::Recording(rec) => match rec.read(buf) {
+                    Ok(0) if !buf.is_empty() => {
+                        self.done += 1;
+                        let State::Recording(mut rec) =
+                            std::mem::replace(&mut self.state, State::End)
+                        else {
+                            return Ok(0);
+                        };
+                        self.index = rec.take_index();
+                        self.state = State::Between(rec.into_inner());
+                    }
+                    Ok(n) => return Ok(n),
+                    Err(e) => {
+                        self.state = State::End;
+                        return Err(e);
+                    }
+                },
                 State::Between(_) => {
                     let State::Between(rest) = std::mem::replace(&mut self.state, State::End)
                     else {
@@ -121,6 +188,9 @@ impl<R: Read> Read for Members<R> {
         }
     }
 }
+
+/// Members are read through: no access point to skip with.
+impl<R: Read> Decoded for Members<R> {}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -27,6 +27,7 @@ mod pieces;
 mod region;
 mod sequential;
 mod stream;
+mod zran;
 
 pub(crate) use gzip::Members;
 pub(crate) use parallel::Cut;
@@ -39,6 +40,26 @@ pub(crate) use region::{
 pub(crate) use sequential::StreamSink;
 pub(crate) use sequential::read_stream;
 use stream::Meter;
+use zran::{Index, Resumed};
+
+/// What a read of a gzip source does about access points (zran.rs): split's first read
+/// records them, its second skips with them; every other read decodes the whole stream.
+pub(crate) enum Access<'a> {
+    Whole,
+    /// Record points into the slot (left empty when the source is not one gzip member
+    /// read cleanly to its end, or with the `isal` feature).
+    Record(&'a mut Option<Trail>),
+    /// Decode only the pieces the scanner does not know, from the nearest point.
+    Resume(&'a Trail),
+}
+
+/// What split's first read learned of a single-member gzip source: its access points, and
+/// the decoded bytes its reading thread fetched itself (the pieces that hold them are
+/// always decoded).
+pub(crate) struct Trail {
+    index: Index,
+    fetched: Vec<(u64, u64)>,
+}
 
 /// What one read feeds: the fold, and the observer and progress sink the reader serves
 /// beside it (the fold itself knows neither).
@@ -331,8 +352,9 @@ fn read_reader(
             threads: plan.threads(),
             cut: plan.stream_cut,
             gzip: true,
+            hollow: None,
         };
-        read_pieces(Members::new(counted), &job, feed, log, Some(meter))
+        read_pieces(Members::new(counted), &job, feed, log, Some(meter)).head
     } else {
         read_stream(counted, false, plan.limits, feed, log, Some(meter))
     })
@@ -349,14 +371,27 @@ pub(crate) fn read_with<S: Scanner, F: Folder<S>>(
     folder: &mut F,
     log: &mut ErrorLog,
 ) -> Result<Head, TraceError> {
+    read_access(source, plan, scanner, folder, log, Access::Whole)
+}
+
+/// [`read_with`], a gzip source read as `access` says.
+pub(crate) fn read_access<S: Scanner, F: Folder<S>>(
+    source: &TraceSource,
+    plan: &ReadPlan<'_>,
+    scanner: &S,
+    folder: &mut F,
+    log: &mut ErrorLog,
+    access: Access<'_>,
+) -> Result<Head, TraceError> {
     let limits = plan.limits;
     let threads = plan.threads();
-    let stream = |gzip| StreamJob {
+    let stream = StreamJob {
         limits,
         scanner,
         threads,
         cut: plan.stream_cut,
-        gzip,
+        gzip: true,
+        hollow: None,
     };
     let head = match &source.input {
         Input::File(path) => {
@@ -371,14 +406,7 @@ pub(crate) fn read_with<S: Scanner, F: Folder<S>>(
             let len = file.metadata().map_err(|e| io_err("read trace", e))?.len();
             if got == 2 && magic == GZIP_MAGIC {
                 let file = File::open(path).map_err(|e| io_err("open trace", e))?;
-                let (counted, meter) = Meter::wrap(file, Some(len));
-                read_pieces(
-                    Members::new(counted),
-                    &stream(true),
-                    folder,
-                    log,
-                    Some(meter),
-                )
+                read_gzip(file, len, stream, access, folder, log)
             } else {
                 let len = input_limit(len, limits, log);
                 let head = read_plain(Plain::File { file: &file, len }, plan, scanner, folder, log);
@@ -405,13 +433,14 @@ pub(crate) fn read_with<S: Scanner, F: Folder<S>>(
         }
         Input::Bytes(bytes) => {
             if bytes.starts_with(&GZIP_MAGIC) {
-                let (counted, meter) = Meter::wrap(&bytes[..], Some(bytes.len() as u64));
-                read_pieces(
-                    Members::new(counted),
-                    &stream(true),
+                let len = bytes.len() as u64;
+                read_gzip(
+                    io::Cursor::new(&bytes[..]),
+                    len,
+                    stream,
+                    access,
                     folder,
                     log,
-                    Some(meter),
                 )
             } else {
                 let len = input_limit(bytes.len() as u64, limits, log) as usize;
@@ -426,6 +455,42 @@ pub(crate) fn read_with<S: Scanner, F: Folder<S>>(
         }
     };
     Ok(head)
+}
+
+/// Reads a stored gzip source of `len` bytes on the region workers (pieces.rs), as
+/// `access` says.
+fn read_gzip<R: Read + io::Seek + Send, S: Scanner, F: Folder<S>>(
+    input: R,
+    len: u64,
+    job: StreamJob<'_, S>,
+    access: Access<'_>,
+    folder: &mut F,
+    log: &mut ErrorLog,
+) -> Head {
+    let (counted, meter) = Meter::wrap(input, Some(len));
+    match access {
+        Access::Whole => read_pieces(Members::new(counted), &job, folder, log, Some(meter)).head,
+        Access::Record(slot) => {
+            let members = Members::recording(counted, &meter);
+            let read = read_pieces(members, &job, folder, log, Some(meter));
+            *slot = read
+                .reader
+                .and_then(Members::into_index)
+                .map(|index| Trail {
+                    index,
+                    fetched: read.fetched,
+                });
+            read.head
+        }
+        Access::Resume(trail) => {
+            let job = StreamJob {
+                hollow: Some(&trail.fetched),
+                ..job
+            };
+            let resumed = Resumed::new(counted, &trail.index);
+            read_pieces(resumed, &job, folder, log, Some(meter)).head
+        }
+    }
 }
 
 /// The length to read of an input of `len` bytes under `Limits::max_input_bytes`; going

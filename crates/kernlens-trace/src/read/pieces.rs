@@ -9,9 +9,14 @@
 //! pieces guess the same position. The reading thread keeps the pieces of one batch and
 //! the one before it, and reads from them (receiving more when it must) whenever a guess
 //! was wrong or an element did not fit its piece.
+//!
+//! Split's second pass over a gzip file with access points (zran.rs) sends a piece its
+//! scanner knows without the bytes, and that no read of the reading thread touched in the
+//! first pass, hollow: not decoded. The decompressing thread then starts again at the last
+//! access point before the next piece it must decode.
 
 use std::collections::VecDeque;
-use std::io::{self, Read};
+use std::io;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use crate::options::Limits;
@@ -20,6 +25,7 @@ use crate::scan::{ErrorLog, Form, Problem};
 use super::parallel::{BACK, Cut, Fetch, Fetched, Order, Work, guess, in_order, worker_pool};
 use super::region::{Folder, Scanner, Span, Tail};
 use super::stream::Meter;
+use super::zran::Decoded;
 use super::{InputLimit, fill, input_problem};
 
 /// How a stream is cut: 512 KiB regions, each read 64 KiB past its end to finish its last
@@ -46,11 +52,17 @@ pub(crate) struct Piece {
     tail: Tail,
     /// Why the stream ended here (`Tail::Broken`).
     broken: Option<Problem>,
+    /// Not decoded: the scanner knows its scan, and the reading thread reads none of it.
+    hollow: bool,
 }
 
 impl Piece {
     fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        if self.hollow {
+            &[]
+        } else {
+            &self.buf[..self.len]
+        }
     }
 
     fn end(&self) -> u64 {
@@ -58,16 +70,30 @@ impl Piece {
     }
 }
 
+/// Where piece `index` lies in the decoded stream: its base and end (it stops short
+/// when the stream does).
+fn place(index: u64, cut: Cut) -> (u64, u64) {
+    let region = cut.region as u64;
+    let base = if index == 0 {
+        0
+    } else {
+        (index * region).saturating_sub(BACK as u64)
+    };
+    (base, (index + 1) * region + cut.look as u64)
+}
+
 /// The decompressing thread: pieces in order until the stream ends (or the reading thread
-/// hangs up). Buffers come back through `free` to be reused.
-fn decode(
-    mut reader: impl Read,
+/// hangs up); a piece `hollow` names is sent without its bytes. Buffers come back through
+/// `free` to be reused. Gives the reader back.
+fn decode<D: Decoded>(
+    mut reader: D,
     gzip: bool,
     cut: Cut,
     max_input: Option<u64>,
+    hollow: &(dyn Fn(u64) -> bool + Sync),
     tx: SyncSender<Piece>,
     free: Receiver<Vec<u8>>,
-) {
+) -> D {
     let overlap = BACK + cut.look;
     // Every piece fits one size: the first reads `look` past its region, the others start
     // with the `overlap` bytes the piece before ended with.
@@ -81,20 +107,44 @@ fn decode(
     let mut buf = buffer();
     // How many bytes at `buf`'s start are the previous piece's last.
     let mut kept = 0;
+    // Decoded bytes read from `reader` (past the bytes an access point skipped).
     let mut total: u64 = 0;
     for index in 0u64.. {
-        let want = if index == 0 {
-            cut.region + cut.look
-        } else {
-            cut.region
+        let (base, end) = place(index, cut);
+        if index > 0 && hollow(index) {
+            let piece = Piece {
+                index,
+                base,
+                buf: Vec::new(),
+                len: (end - base) as usize,
+                tail: Tail::More,
+                broken: None,
+                hollow: true,
+            };
+            if tx.send(piece).is_err() {
+                return reader;
+            }
+            continue;
+        }
+        let piece_len = (end - base) as usize;
+        // The bytes from `base` on: those the piece before ended with, or (after hollow
+        // pieces) decoded from the last access point before them.
+        let mut failed = None;
+        if total != base + kept as u64 {
+            kept = 0;
+            failed = skip_to(&mut reader, &mut total, base, &mut buf).err();
+        }
+        let want = piece_len - kept;
+        let (mut n, read_failed) = match failed {
+            Some(e) => (0, Some(e)),
+            None => fill(&mut reader, &mut buf[kept..piece_len]),
         };
-        let (mut n, mut failed) = fill(&mut reader, &mut buf[kept..kept + want]);
+        let mut failed = read_failed;
         if let Some(max) = max_input.filter(|&max| total + n as u64 > max) {
             n = max.saturating_sub(total) as usize;
             failed = Some(io::Error::other(InputLimit(max)));
         }
         let len = kept + n;
-        let base = total - kept as u64;
         total += n as u64;
         // The bytes read before an error are data (a damaged gzip trailer comes after the
         // last member's bytes): the piece holds them, and says why the stream ends.
@@ -121,11 +171,39 @@ fn decode(
             len,
             tail,
             broken,
+            hollow: false,
         };
         if tx.send(piece).is_err() || tail != Tail::More {
-            return;
+            return reader;
         }
     }
+    reader
+}
+
+/// Moves `reader`, `total` bytes into the decoded stream, to `to`: from an access point
+/// when one lies between, decoding (into `scratch`) and dropping the bytes before `to`.
+fn skip_to<D: Decoded>(
+    reader: &mut D,
+    total: &mut u64,
+    to: u64,
+    scratch: &mut [u8],
+) -> io::Result<()> {
+    *total = reader.skip_toward(*total, to)?;
+    while *total < to {
+        let room = scratch.len().min((to - *total) as usize);
+        let (n, failed) = fill(reader, &mut scratch[..room]);
+        *total += n as u64;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if n < room {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the decoded stream ended before a piece it was known to hold",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The pieces the reading thread has received and not yet handed to a batch.
@@ -134,6 +212,8 @@ struct Incoming {
     ahead: VecDeque<Piece>,
     /// The last piece was received.
     done: bool,
+    /// The decoded bytes the reading thread asked for itself, in order.
+    fetched: Vec<(u64, u64)>,
 }
 
 impl Incoming {
@@ -184,6 +264,7 @@ impl View<'_> {
 
 impl Fetch for View<'_> {
     fn fetch<'s>(&'s mut self, slot: &'s mut Vec<u8>, from: u64, to: u64) -> Fetched<'s> {
+        self.incoming.fetched.push((from, to));
         // Receive until the bytes asked for are here or the stream has ended.
         while self.pieces().last().is_none_or(|p| p.end() < to) && self.incoming.pull() {}
         let last = self.pieces().last();
@@ -200,7 +281,10 @@ impl Fetch for View<'_> {
         };
         // In one piece: read in place.
         let pieces: Vec<&Piece> = self.pieces().collect();
-        if let Some(p) = pieces.iter().find(|p| p.base <= from && to <= p.end()) {
+        if let Some(p) = pieces
+            .iter()
+            .find(|p| !p.hollow && p.base <= from && to <= p.end())
+        {
             return Fetched {
                 bytes: &p.bytes()[(from - p.base) as usize..(to - p.base) as usize],
                 tail,
@@ -213,7 +297,7 @@ impl Fetch for View<'_> {
             if at >= to {
                 break;
             }
-            if p.base <= at && at < p.end() {
+            if !p.hollow && p.base <= at && at < p.end() {
                 let upto = to.min(p.end());
                 slot.extend_from_slice(
                     &p.bytes()[(at - p.base) as usize..(upto - p.base) as usize],
@@ -253,6 +337,23 @@ fn work<'p, S: Scanner>(
     let region = cut.region as u64;
     let (anchor, next) = (p.index * region, (p.index + 1) * region);
     let last = p.tail != Tail::More;
+    if p.hollow {
+        // Known to the scanner (or the decoder would have decoded it).
+        return match scanner.known(p.base, p.len, false) {
+            Some((start, stop, region)) => Work {
+                start: Some(p.base + start as u64),
+                stop: p.base.saturating_add(stop as u64),
+                base: p.base,
+                region: Some(region),
+            },
+            None => Work {
+                start: None,
+                stop: p.end(),
+                base: p.base,
+                region: None,
+            },
+        };
+    }
     if !last && next <= body {
         // All before the array: nothing to scan.
         return Work {
@@ -299,16 +400,28 @@ pub(crate) struct StreamJob<'j, S> {
     pub(crate) threads: usize,
     pub(crate) cut: Cut,
     pub(crate) gzip: bool,
+    /// The decoded bytes the first of split's two reads fetched on its reading thread:
+    /// pieces the scanner knows and none of these touches are not decoded (`None`: every
+    /// piece is).
+    pub(crate) hollow: Option<&'j [(u64, u64)]>,
+}
+
+/// What a streamed read gives back beside its head: the reader, once its decoder is done
+/// with it (to ask what it learned), and the decoded bytes the reading thread fetched.
+pub(crate) struct Streamed<R> {
+    pub(crate) head: super::Head,
+    pub(crate) reader: Option<R>,
+    pub(crate) fetched: Vec<(u64, u64)>,
 }
 
 /// Reads a stream's array on the region workers into `folder`.
-pub(crate) fn read_pieces<R: Read + Send, S: Scanner, F: Folder<S>>(
+pub(crate) fn read_pieces<R: Decoded + Send, S: Scanner, F: Folder<S>>(
     reader: R,
     job: &StreamJob<'_, S>,
     folder: &mut F,
     log: &mut ErrorLog,
     meter: Option<Meter>,
-) -> super::Head {
+) -> Streamed<R> {
     let cut = job.cut;
     let threads = job.threads.max(1);
     let batch = threads * PER_THREAD;
@@ -318,11 +431,27 @@ pub(crate) fn read_pieces<R: Read + Send, S: Scanner, F: Folder<S>>(
         let (tx, rx) = sync_channel::<Piece>(threads * AHEAD);
         let (free_tx, free_rx): (Sender<Vec<u8>>, _) = channel();
         let (gzip, max_input) = (job.gzip, job.limits.max_input_bytes);
-        scope.spawn(move || decode(reader, gzip, cut, max_input, tx, free_rx));
+        let scanner = job.scanner;
+        // A piece after hollow ones starts at or after the last decoded piece's end only
+        // when regions are longer than the overlap (always, but for the tests' tiny ones).
+        let hollows = job
+            .hollow
+            .filter(|_| cut.region >= BACK + cut.look && job.limits.max_input_bytes.is_none());
+        let hollow = move |index: u64| {
+            let Some(fetched) = hollows else {
+                return false;
+            };
+            let (base, end) = place(index, cut);
+            !fetched.iter().any(|&(a, b)| a < end && base < b)
+                && scanner.knows(base, (end - base) as usize, false)
+        };
+        let decoder =
+            scope.spawn(move || decode(reader, gzip, cut, max_input, &hollow, tx, free_rx));
         let mut incoming = Incoming {
             rx,
             ahead: VecDeque::new(),
             done: false,
+            fetched: Vec::new(),
         };
         let report = |folder: &mut F| {
             if let Some(m) = &meter {
@@ -338,7 +467,15 @@ pub(crate) fn read_pieces<R: Read + Send, S: Scanner, F: Folder<S>>(
         let found = super::locate(&mut view, job.limits, log, |prefix| folder.prefix(prefix));
         let (body, head, form) = match found {
             Ok(f) => (f.body, f.head, f.form),
-            Err(head) => return *head,
+            Err(head) => {
+                let fetched = std::mem::take(&mut incoming.fetched);
+                drop(incoming);
+                return Streamed {
+                    head: *head,
+                    reader: decoder.join().ok(),
+                    fetched,
+                };
+            }
         };
         let pool = worker_pool(threads);
         let mut order = Order {
@@ -404,10 +541,12 @@ pub(crate) fn read_pieces<R: Read + Send, S: Scanner, F: Folder<S>>(
                 }
             }
             // The batch's last piece stays for the next batch's reads; the others go back
-            // to the decompressing thread.
+            // to the decompressing thread (a hollow piece has none to give).
             let keep = pieces.pop();
             for p in pieces.drain(..).chain(std::mem::replace(&mut prev, keep)) {
-                let _ = free_tx.send(p.buf);
+                if !p.hollow {
+                    let _ = free_tx.send(p.buf);
+                }
             }
         }
         let mut view = View {
@@ -420,7 +559,12 @@ pub(crate) fn read_pieces<R: Read + Send, S: Scanner, F: Folder<S>>(
         // decoded before it.
         order.finish(&mut view, job.limits.max_prefix_bytes, true);
         report(order.folder);
+        let fetched = std::mem::take(&mut incoming.fetched);
         drop(incoming);
-        head
+        Streamed {
+            head,
+            reader: decoder.join().ok(),
+            fetched,
+        }
     })
 }

@@ -73,6 +73,11 @@ pub(crate) trait Scanner: Sync {
     ) -> Option<(usize, usize, Scanned<Self::Out<'a>>)> {
         None
     }
+    /// Whether [`Scanner::known`] knows that region, asked by a gzip decoder deciding
+    /// which pieces it need not decode (split's second pass, pieces.rs).
+    fn knows(&self, _at: u64, _len: usize, _eof: bool) -> bool {
+        false
+    }
 }
 
 /// What the reading thread does with each region's result, in file order.

@@ -1,19 +1,35 @@
-//! Progress of a streamed read (gzip, stdin): the stored bytes its reader consumed.
+//! Progress of a streamed read (gzip, stdin): how far into the stored bytes its reader got.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 
-/// Counts the bytes a reader hands out, for progress on a compressed file.
+/// Tells how far a reader got into its input, for progress on a compressed file.
 pub(crate) struct Counted<R> {
     inner: R,
+    /// The offset of the next byte read (the input starts at 0).
+    pos: u64,
+    /// The furthest offset reached, for the meter: a read resumed at an access point
+    /// (zran.rs) jumps ahead, and may step back a little into bytes it had buffered.
     count: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
+        self.pos += n as u64;
         self.count
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            .fetch_max(self.pos, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
+    }
+}
+
+impl<R: Seek> Counted<R> {
+    /// Reads on from offset `to`.
+    pub(crate) fn jump(&mut self, to: u64) -> io::Result<()> {
+        self.inner.seek(io::SeekFrom::Start(to))?;
+        self.pos = to;
+        self.count
+            .fetch_max(to, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -30,6 +46,7 @@ impl Meter {
         (
             Counted {
                 inner,
+                pos: 0,
                 count: count.clone(),
             },
             Meter { count, total },
