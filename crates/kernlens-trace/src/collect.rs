@@ -1,5 +1,7 @@
 //! The sequential fold: parsed events (in file order) become compact records, link maps
-//! and interned names. Nothing here looks at an event twice.
+//! and interned names. Nothing here looks at an event twice. The fold (`Collector`)
+//! finishes into [`Collected`], which later stages only read, each through the group it
+//! needs (`Gpu`, `Launches`, `Cpu`) and the names.
 
 use std::collections::hash_map::Entry;
 

@@ -76,7 +76,13 @@
 //!   the two-thread pipeline; `read/stream.rs`: progress in stored bytes;
 //! - `scan.rs`: locating the array and the element loop; `problem.rs`: the stream-error
 //!   texts; `json.rs`: the cursor and JSON helpers; `member.rs`: the Kineto members the
-//!   parser (`event.rs`) and the shapes (`shape.rs`) read; `collect.rs`: the fold.
+//!   parser (`event.rs`) and the shapes (`shape.rs`) read; `collect.rs`: the fold
+//!   (`Collector`, whose pid and meta lookups stay inside it) and the read-only value it
+//!   finishes into (`Collected`): names, and three groups with private fields, `Gpu`
+//!   (records, streams, geometries, annotations), `Launches` (links, launch sites,
+//!   graph-launch sets) and `Cpu` (ops, metas, steps, spans). Each later stage takes the
+//!   groups it reads: `graph.rs` launches and GPU records, `rows.rs` launches, CPU ops
+//!   and names, `overlap.rs` GPU streams and names, `window.rs` all of them.
 
 mod analysis;
 mod collect;
