@@ -137,19 +137,20 @@ pub(crate) fn build(
         _ => (Scope::FullTrace, WindowStatus::NotRequested, None),
     };
     let win: Option<TimeWindow> = chosen.as_ref().map(|ch| ch.window);
-    let (set, _) = graph::effective_set(&c);
+    let (set, _) = graph::effective_set(&c.launches);
     // Rows and launch records read the kept kernels in file order (first-seen rules).
     let cr = &c;
     let kept_kernels = || {
         // A replay's kernels share one correlation: resolve each run of them once.
         let mut last: Option<(Option<i64>, rows::Resolved)> = None;
         cr.gpu
+            .recs()
             .iter()
             .filter(move |r| r.kind == GpuKind::Kernel && win.is_none_or(|w| w.contains(r.ts)))
             .map(move |r| match last {
                 Some((k, res)) if k == r.corr() => (r, res),
                 _ => {
-                    let res = rows::resolve(cr, set, &r);
+                    let res = rows::resolve(&cr.launches, &cr.cpu, &cr.names, set, &r);
                     last = Some((r.corr(), res));
                     (r, res)
                 }
@@ -170,7 +171,7 @@ pub(crate) fn build(
     // The rows read the records in file order, the sweeps in time order: on three threads
     // when the caller allows more than one, over the same records.
     let by_file_order = || {
-        let rows = rows::rows(&c, kept_kernels(), opts.top_k);
+        let rows = rows::rows(&c.names, &c.cpu, &c.gpu, kept_kernels(), opts.top_k);
         let launch_recs: Option<Vec<LaunchRec>> = opts.emit_launches.then(|| {
             let mut recs: Vec<LaunchRec> = kept_kernels()
                 .map(|(r, res)| LaunchRec {
@@ -189,18 +190,18 @@ pub(crate) fn build(
             recs.sort_by_key(|r| r.ts);
             recs
         });
-        (rows, launch_recs, graph::coverage(&c))
+        (rows, launch_recs, graph::coverage(&c.launches, &c.gpu))
     };
     let parallel = opts.threads != Some(1);
     let by_time = || {
-        let order = overlap::time_order(&c.gpu);
-        let sorted = || order.iter().filter_map(|i| c.gpu.get(i));
+        let order = overlap::time_order(c.gpu.recs());
+        let sorted = || order.iter().filter_map(|i| c.gpu.recs().get(i));
         let timeline = || {
             timeline::timeline(sorted(), win, &|id| {
                 comm_flags.get(id as usize).copied().unwrap_or(false)
             })
         };
-        let stream_overlap = || overlap::stream_overlap(&c, sorted());
+        let stream_overlap = || overlap::stream_overlap(&c.gpu, &c.names, sorted());
         // The two sweeps over the time order are the longest part of the report: the
         // overlap one gets a thread of its own.
         both(parallel, timeline, stream_overlap)
@@ -222,7 +223,7 @@ pub(crate) fn build(
     });
     let launches = launch_recs.map(|recs| LaunchStore {
         names: c.names,
-        metas: c.metas,
+        metas: c.cpu.into_metas(),
         recs,
     });
     Analysis {

@@ -1,5 +1,7 @@
 //! The sequential fold: parsed events (in file order) become compact records, link maps
-//! and interned names. Nothing here looks at an event twice.
+//! and interned names. Nothing here looks at an event twice. The fold (`Collector`)
+//! finishes into [`Collected`], which later stages only read, each through the group it
+//! needs (`Gpu`, `Launches`, `Cpu`) and the names.
 
 use std::collections::hash_map::Entry;
 
@@ -82,6 +84,9 @@ impl GpuRec {
 pub(crate) struct Geometry(Option<Dim3>, Option<Dim3>);
 
 impl std::hash::Hash for Geometry {
+    // Kept inline in the region workers' digest loop (out of line it cost ~1% of a
+    // summary's instructions).
+    #[inline]
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         // Which parts are present, then their values: equal keys write the same words.
         h.write_u8(u8::from(self.0.is_some()) | (u8::from(self.1.is_some()) << 1));
@@ -140,30 +145,145 @@ pub(crate) struct LaunchAt {
     pub(crate) pid: u32,
 }
 
-/// Everything the pass keeps.
+/// What one read keeps, grouped by who reads it: the fold writes it, later stages only
+/// read it (each takes the narrowest group it needs).
 #[derive(Default)]
 pub(crate) struct Collected {
+    /// Every event read, analysed or not.
     pub(crate) event_total: u64,
     /// The earliest `ts` of a complete (`ph: X`) event folded by name (CPU ops, runtime
     /// calls, annotations); GPU records are in `gpu`. The origin of relative windows.
     pub(crate) first_complete_ts: Option<i64>,
+    /// Kernel, op, annotation and span names; every `name` id indexes it.
     pub(crate) names: StrInterner,
-    pub(crate) links: Map<i64, i64>,
-    pub(crate) launch_at: Map<i64, LaunchAt>,
-    pub(crate) runtime_graph: Set<i64>,
-    pub(crate) driver_graph: Set<i64>,
-    pub(crate) ops: Map<i64, OpInfo>,
-    pub(crate) metas: Interner<Meta>,
-    meta_ids: MetaIds,
+    pub(crate) gpu: Gpu,
+    pub(crate) launches: Launches,
+    pub(crate) cpu: Cpu,
+}
+
+/// The GPU side: kernel and copy records with the streams and geometries their ids
+/// index, and the GPU user annotations.
+#[derive(Default)]
+pub(crate) struct Gpu {
+    recs: GpuRecs,
+    streams: Interner<(IdVal<'static>, IdVal<'static>)>,
+    geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
+    annotations: Vec<Span>,
+}
+
+impl Gpu {
+    /// Every GPU record, in file order.
+    pub(crate) fn recs(&self) -> &GpuRecs {
+        &self.recs
+    }
+
+    /// How many streams the records' `stream` ids index.
+    pub(crate) fn stream_count(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// The `(pid, tid)` of stream `id`.
+    pub(crate) fn stream(&self, id: u32) -> Option<&(IdVal<'static>, IdVal<'static>)> {
+        self.streams.get(id)
+    }
+
+    /// The `(grid, block)` of geometry `id`.
+    pub(crate) fn geometry(&self, id: u32) -> Option<&(Option<Dim3>, Option<Dim3>)> {
+        self.geometries.get(id)
+    }
+
+    /// The GPU user annotations, in file order.
+    pub(crate) fn annotations(&self) -> &[Span] {
+        &self.annotations
+    }
+}
+
+/// The CPU launches of GPU work, by correlation: the External id each links to, where and
+/// when it was launched, and which were graph launches.
+#[derive(Default)]
+pub(crate) struct Launches {
+    links: Map<i64, i64>,
+    at: Map<i64, LaunchAt>,
+    runtime_graph: Set<i64>,
+    driver_graph: Set<i64>,
+}
+
+impl Launches {
+    /// The External id (CPU op) correlation `corr` links to.
+    pub(crate) fn external(&self, corr: i64) -> Option<i64> {
+        self.links.get(&corr).copied()
+    }
+
+    /// Where and when correlation `corr` was launched.
+    pub(crate) fn at(&self, corr: i64) -> Option<&LaunchAt> {
+        self.at.get(&corr)
+    }
+
+    /// Correlations of runtime `…GraphLaunch` calls.
+    pub(crate) fn runtime_graph(&self) -> &Set<i64> {
+        &self.runtime_graph
+    }
+
+    /// Correlations of driver `…GraphLaunch` calls.
+    pub(crate) fn driver_graph(&self) -> &Set<i64> {
+        &self.driver_graph
+    }
+
+    /// Every `(correlation, External id)` link, in no order.
+    #[cfg(test)]
+    pub(crate) fn links(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        self.links.iter().map(|(&k, &x)| (k, x))
+    }
+}
+
+/// The CPU side: ops by External id with their metas, and the spans that can mark steps.
+#[derive(Default)]
+pub(crate) struct Cpu {
+    ops: Map<i64, OpInfo>,
+    metas: Interner<Meta>,
+    steps: Vec<Span>,
+    spans: Vec<Span>,
+}
+
+impl Cpu {
+    /// The op with External id `ext`.
+    pub(crate) fn op(&self, ext: i64) -> Option<&OpInfo> {
+        self.ops.get(&ext)
+    }
+
+    /// How many ops were kept.
+    #[cfg(test)]
+    pub(crate) fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Meta `id` (shapes, dtypes, kernel file) of an op.
+    pub(crate) fn meta(&self, id: u32) -> Option<&Meta> {
+        self.metas.get(id)
+    }
+
+    /// The metas, owned (the launch records keep them past the read).
+    pub(crate) fn into_metas(self) -> Interner<Meta> {
+        self.metas
+    }
+
+    /// `ProfilerStep#N` spans (CPU ops and user annotations), in file order.
+    pub(crate) fn steps(&self) -> &[Span] {
+        &self.steps
+    }
+
+    /// CPU spans that can twin a GPU annotation, steps included, in file order.
+    pub(crate) fn spans(&self) -> &[Span] {
+        &self.spans
+    }
+}
+
+/// Interned pids: only the fold numbers them (spans and launches carry the ids).
+#[derive(Default)]
+struct Pids {
+    ids: Interner<IdVal<'static>>,
     /// The last integer pid interned, and its id.
-    last_pid: Option<(i64, u32)>,
-    pub(crate) gpu: GpuRecs,
-    pub(crate) gpu_annotations: Vec<Span>,
-    pub(crate) cpu_steps: Vec<Span>,
-    pub(crate) cpu_spans: Vec<Span>,
-    pub(crate) streams: Interner<(IdVal<'static>, IdVal<'static>)>,
-    pub(crate) pids: Interner<IdVal<'static>>,
-    pub(crate) geometries: Interner<(Option<Dim3>, Option<Dim3>)>,
+    last: Option<(i64, u32)>,
 }
 
 /// The raw text of an op's four meta fields, empty ones left out (trace.md "Event
@@ -238,11 +358,14 @@ fn meta_id(metas: &mut Interner<Meta>, o: &mut MetaIds, text: &MetaText<'_>) -> 
     id
 }
 
-/// Folds events into [`Collected`]. What the read serves beside the fold (an observer, a
-/// progress sink) is held by the reader (`read::Feed`), not here.
+/// Folds events into [`Collected`]; what it needs only while folding (pid and meta
+/// lookups) stays here. What the read serves beside the fold (an observer, a progress
+/// sink) is held by the reader (`read::Feed`), not here.
 #[derive(Default)]
 pub(crate) struct Collector {
-    pub(crate) out: Collected,
+    out: Collected,
+    pids: Pids,
+    meta_ids: MetaIds,
 }
 
 /// Whether `name` is `ProfilerStep#<digits>`.
@@ -264,25 +387,46 @@ fn is_graph_launch(name: &[u8]) -> bool {
     FINDER.find(name).is_some()
 }
 
-impl Collected {
+impl Pids {
     /// The interned id of pid `pid`. Integer pids (the common case) skip the hash while
     /// they repeat: a trace's CPU events come in long runs from one process.
-    fn pid(&mut self, pid: &IdRaw<'_>) -> u32 {
+    fn id(&mut self, pid: &IdRaw<'_>) -> u32 {
         if let IdRaw::Int(p) = *pid {
-            if let Some((last, id)) = self.last_pid
+            if let Some((last, id)) = self.last
                 && last == p
             {
                 return id;
             }
-            let id = self.pids.intern(IdVal::Int(p));
-            self.last_pid = Some((p, id));
+            let id = self.ids.intern(IdVal::Int(p));
+            self.last = Some((p, id));
             return id;
         }
-        self.pids.intern(pid.decode().into_owned())
+        self.ids.intern(pid.decode().into_owned())
     }
 }
 
 impl Collector {
+    /// What the read kept, finished.
+    pub(crate) fn finish(self) -> Collected {
+        self.out
+    }
+
+    /// What the fold holds so far.
+    #[cfg(test)]
+    pub(crate) fn collected(&self) -> &Collected {
+        &self.out
+    }
+
+    /// Events counted so far.
+    pub(crate) fn event_total(&self) -> u64 {
+        self.out.event_total
+    }
+
+    /// Sets the count of events read (a region's walk counts its events as it goes).
+    pub(crate) fn set_event_total(&mut self, n: u64) {
+        self.out.event_total = n;
+    }
+
     /// Counts an event analysis does not use.
     pub(crate) fn skip(&mut self) {
         self.out.event_total += 1;
@@ -301,18 +445,19 @@ impl Collector {
         let geometry = d
             .geometries
             .resolve(rec.geometry, |&Geometry(grid, block)| {
-                o.geometries.intern((grid, block))
+                o.gpu.geometries.intern((grid, block))
             })
             .unwrap_or(NONE);
         let name = d.name(rec.name, &EMPTY, &mut o.names);
         let stream = d
             .streams
             .resolve(rec.stream, |(pid, tid)| {
-                o.streams
+                o.gpu
+                    .streams
                     .intern((pid.decode().into_owned(), tid.decode().into_owned()))
             })
             .unwrap_or(NONE);
-        o.gpu.push(GpuRec {
+        o.gpu.recs.push(GpuRec {
             name,
             stream,
             geometry,
@@ -342,15 +487,15 @@ impl Collector {
                     return;
                 };
                 if let Some(ext) = ev.args.external_id {
-                    o.links.insert(corr, ext);
+                    o.launches.links.insert(corr, ext);
                 }
-                let pid = o.pid(&ev.pid);
-                o.launch_at.insert(corr, LaunchAt { ts: ev.ts, pid });
+                let pid = self.pids.id(&ev.pid);
+                o.launches.at.insert(corr, LaunchAt { ts: ev.ts, pid });
                 if is_graph_launch(&name_bytes) {
                     if ev.cat == Cat::Runtime {
-                        o.runtime_graph.insert(corr);
+                        o.launches.runtime_graph.insert(corr);
                     } else {
-                        o.driver_graph.insert(corr);
+                        o.launches.driver_graph.insert(corr);
                     }
                 }
             }
@@ -358,10 +503,11 @@ impl Collector {
                 let step = ev.ph_x && is_profiler_step(&name_bytes);
                 if let Some(ext) = ev.args.external_id {
                     let name = keys.name(n.name, &ev.name, &mut o.names);
-                    match o.ops.entry(ext) {
+                    match o.cpu.ops.entry(ext) {
                         Entry::Occupied(mut info) => info.get_mut().name = name,
                         Entry::Vacant(slot) => {
-                            let meta = keys.meta(n.meta, &ev.args, &mut o.metas, &mut o.meta_ids);
+                            let meta =
+                                keys.meta(n.meta, &ev.args, &mut o.cpu.metas, &mut self.meta_ids);
                             slot.insert(OpInfo { name, meta });
                         }
                     }
@@ -370,7 +516,7 @@ impl Collector {
                 // ops (`aten::mm`) never do, and keeping every op span would make memory
                 // grow with the CPU side of the trace.
                 if ev.ph_x && (step || !is_namespaced(&name_bytes)) {
-                    let pid = o.pid(&ev.pid);
+                    let pid = self.pids.id(&ev.pid);
                     let span = Span {
                         name: keys.name(n.name, &ev.name, &mut o.names),
                         ts: ev.ts,
@@ -378,13 +524,13 @@ impl Collector {
                         pid,
                     };
                     if step {
-                        o.cpu_steps.push(span);
+                        o.cpu.steps.push(span);
                     }
-                    o.cpu_spans.push(span);
+                    o.cpu.spans.push(span);
                 }
             }
             Cat::UserAnnotation => {
-                let pid = o.pid(&ev.pid);
+                let pid = self.pids.id(&ev.pid);
                 let span = Span {
                     name: keys.name(n.name, &ev.name, &mut o.names),
                     ts: ev.ts,
@@ -392,13 +538,13 @@ impl Collector {
                     pid,
                 };
                 if is_profiler_step(&name_bytes) {
-                    o.cpu_steps.push(span);
+                    o.cpu.steps.push(span);
                 }
-                o.cpu_spans.push(span);
+                o.cpu.spans.push(span);
             }
             Cat::GpuUserAnnotation => {
                 let name = keys.name(n.name, &ev.name, &mut o.names);
-                o.gpu_annotations.push(Span {
+                o.gpu.annotations.push(Span {
                     name,
                     ts: ev.ts,
                     dur: ev.dur,
@@ -413,15 +559,16 @@ impl Collector {
                 };
                 let device = ev.args.device.or(ev.pid.as_int());
                 let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
-                    o.geometries.intern((ev.args.grid, ev.args.block))
+                    o.gpu.geometries.intern((ev.args.grid, ev.args.block))
                 } else {
                     NONE
                 };
                 let name = keys.name(n.name, &ev.name, &mut o.names);
                 let stream = o
+                    .gpu
                     .streams
                     .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
-                o.gpu.push(GpuRec::new(
+                o.gpu.recs.push(GpuRec::new(
                     ev.ts,
                     ev.dur,
                     ev.args.correlation,

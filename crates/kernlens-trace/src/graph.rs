@@ -1,6 +1,6 @@
 //! Graph-replay coverage over the whole trace (trace.md "Graph launches and coverage").
 
-use crate::collect::{Collected, GpuKind};
+use crate::collect::{Gpu, GpuKind, Launches};
 use crate::intern::Set;
 use crate::report::{GraphCoverage, LaunchApi};
 
@@ -8,26 +8,27 @@ use crate::report::{GraphCoverage, LaunchApi};
 ///
 /// A runtime `cudaGraphLaunch` calls the driver beneath it with its own correlation,
 /// while replayed kernels carry only the runtime one; counting both would halve coverage.
-pub(crate) fn effective_set(c: &Collected) -> (&Set<i64>, Option<LaunchApi>) {
-    if !c.runtime_graph.is_empty() {
-        (&c.runtime_graph, Some(LaunchApi::Runtime))
-    } else if !c.driver_graph.is_empty() {
-        (&c.driver_graph, Some(LaunchApi::Driver))
+pub(crate) fn effective_set(launches: &Launches) -> (&Set<i64>, Option<LaunchApi>) {
+    let (runtime, driver) = (launches.runtime_graph(), launches.driver_graph());
+    if !runtime.is_empty() {
+        (runtime, Some(LaunchApi::Runtime))
+    } else if !driver.is_empty() {
+        (driver, Some(LaunchApi::Driver))
     } else {
-        (&c.runtime_graph, None)
+        (runtime, None)
     }
 }
 
 /// Coverage, counted before any window.
-pub(crate) fn coverage(c: &Collected) -> GraphCoverage {
-    let (set, launch_api) = effective_set(c);
+pub(crate) fn coverage(launches: &Launches, gpu: &Gpu) -> GraphCoverage {
+    let (set, launch_api) = effective_set(launches);
     let mut with_kernels: Set<i64> = Set::default();
     let mut graph_kernels = 0u64;
     if !set.is_empty() {
         // A replay's kernels all carry its launch's correlation, one after another:
         // remember the last answer instead of hashing each kernel twice.
         let mut last: Option<(Option<i64>, bool)> = None;
-        for r in c.gpu.iter().filter(|r| r.kind == GpuKind::Kernel) {
+        for r in gpu.recs().iter().filter(|r| r.kind == GpuKind::Kernel) {
             let corr = r.corr();
             let in_graph = match last {
                 Some((k, hit)) if k == corr => hit,

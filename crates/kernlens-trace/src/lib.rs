@@ -76,7 +76,13 @@
 //!   the two-thread pipeline; `read/stream.rs`: progress in stored bytes;
 //! - `scan.rs`: locating the array and the element loop; `problem.rs`: the stream-error
 //!   texts; `json.rs`: the cursor and JSON helpers; `member.rs`: the Kineto members the
-//!   parser (`event.rs`) and the shapes (`shape.rs`) read; `collect.rs`: the fold.
+//!   parser (`event.rs`) and the shapes (`shape.rs`) read; `collect.rs`: the fold
+//!   (`Collector`, whose pid and meta lookups stay inside it) and the read-only value it
+//!   finishes into (`Collected`): names, and three groups with private fields, `Gpu`
+//!   (records, streams, geometries, annotations), `Launches` (links, launch sites,
+//!   graph-launch sets) and `Cpu` (ops, metas, steps, spans). Each later stage takes the
+//!   groups it reads: `graph.rs` launches and GPU records, `rows.rs` launches, CPU ops
+//!   and names, `overlap.rs` GPU streams and names, `window.rs` all of them.
 
 mod analysis;
 mod collect;
@@ -271,24 +277,19 @@ pub(crate) fn read_analysis(
         &mut collector,
     )?;
     collector.read_done();
+    let c = collector.fold.finish();
     let unusable = if !out.array_found {
         Some(if out.stream_errors.is_empty() {
             "no traceEvents array".to_string()
         } else {
             out.stream_errors.join("; ")
         })
-    } else if collector.fold.out.gpu.is_empty() {
+    } else if c.gpu.recs().is_empty() {
         Some("no GPU events in its traceEvents array, so busy% is undefined".to_string())
     } else {
         None
     };
-    let analysis = analysis::build(
-        source,
-        opts,
-        collector.fold.out,
-        out.stream_errors,
-        out.provenance,
-    );
+    let analysis = analysis::build(source, opts, c, out.stream_errors, out.provenance);
     Ok((analysis, unusable))
 }
 
@@ -310,7 +311,10 @@ pub fn graph_coverage(source: &TraceSource, limits: &Limits) -> Result<CoverageR
     let mut collector = read::Feed::new(None);
     let out = read::read(source, &read::ReadPlan::new(limits, None), &mut collector)?;
     Ok(CoverageReport {
-        graph: graph::coverage(&collector.fold.out),
+        graph: {
+            let c = collector.fold.finish();
+            graph::coverage(&c.launches, &c.gpu)
+        },
         provenance: out.provenance,
         stream_errors: out.stream_errors,
     })

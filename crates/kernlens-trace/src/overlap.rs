@@ -1,9 +1,10 @@
 //! Stream duration sanity: a stream whose recorded durations overlap is a profiler
 //! artefact (one corrupt duration can swallow a trace's idle time) (trace.md "Stream duration sanity").
 
-use crate::collect::{Collected, GpuRec, NONE};
+use crate::collect::{Gpu, GpuRec, NONE};
 use crate::event::IdVal;
 use crate::gpu::GpuRecs;
+use crate::intern::StrInterner;
 use crate::report::{StreamId, StreamOverlap, ratio, us};
 
 const MIN_OVERLAP_NS: i64 = 1_000;
@@ -37,13 +38,14 @@ struct StreamAcc {
 /// The worst overlapping stream over the whole trace, if any qualifies. `sorted` is every
 /// GPU event ordered by `(ts, end)`.
 pub(crate) fn stream_overlap(
-    c: &Collected,
+    gpu: &Gpu,
+    names: &StrInterner,
     sorted: impl Iterator<Item = GpuRec>,
 ) -> Option<StreamOverlap> {
     // Stream ids are dense (interned in order), so the accumulators are a vector; an id
     // past the interned ones (none in practice) shares the last slot rather than growing
     // it without bound.
-    let n = c.streams.len();
+    let n = gpu.stream_count();
     let mut streams: Vec<StreamAcc> = Vec::new();
     streams.resize_with(n + 1, StreamAcc::default);
     for r in sorted {
@@ -62,7 +64,7 @@ pub(crate) fn stream_overlap(
             // Equal (ts, end): the spec orders such events by name, so the later one of
             // the tie is the greater name. The pair itself is skipped (same ts).
             Some((pts, pend, pname)) if pts == r.ts && pend == end => {
-                if c.names.get(r.name) > c.names.get(pname) {
+                if names.get(r.name) > names.get(pname) {
                     s.prev = Some((pts, pend, r.name));
                 }
                 continue;
@@ -96,9 +98,8 @@ pub(crate) fn stream_overlap(
         }
     }
     let (id, f) = best?;
-    let (pid, tid) = c
-        .streams
-        .get(id)
+    let (pid, tid) = gpu
+        .stream(id)
         .map_or((StreamId::Null, StreamId::Null), |(p, t)| {
             (stream_id(p), stream_id(t))
         });
@@ -111,7 +112,7 @@ pub(crate) fn stream_overlap(
         device_us: us(f.device),
         excess_share: share,
         span_us: us(f.last_end.saturating_sub(f.first_ts)),
-        worst_event: c.names.get(f.worst_name).to_string(),
+        worst_event: names.get(f.worst_name).to_string(),
         worst_event_excess_us: us(f.worst),
         severity: if share >= WARNING_SHARE {
             "warning"

@@ -1,6 +1,7 @@
 //! Attribution (trace.md "Attribution chain") and the kernel and op rows (trace.md "Rows").
 
-use crate::collect::{Collected, GpuKind, GpuRec, Meta, NONE};
+use crate::collect::{Cpu, Gpu, GpuKind, GpuRec, Launches, Meta, NONE};
+use crate::intern::StrInterner;
 use crate::intern::{Map, Set};
 use crate::report::{Attribution, KernelRow, OpRow, pct, ratio, us};
 
@@ -22,14 +23,20 @@ pub(crate) struct Resolved {
 }
 
 /// Resolves one kernel through `corr → External id → op`.
-pub(crate) fn resolve(c: &Collected, graph: &Set<i64>, r: &GpuRec) -> Resolved {
+pub(crate) fn resolve(
+    launches: &Launches,
+    cpu: &Cpu,
+    names: &StrInterner,
+    graph: &Set<i64>,
+    r: &GpuRec,
+) -> Resolved {
     let info = r
         .corr()
-        .and_then(|k| c.links.get(&k))
-        .and_then(|x| c.ops.get(x));
+        .and_then(|k| launches.external(k))
+        .and_then(|x| cpu.op(x));
     let meta = info.map_or(NONE, |i| i.meta);
     let bucket = match info {
-        Some(i) if !c.names.get(i.name).is_empty() => Bucket::Op(i.name),
+        Some(i) if !names.get(i.name).is_empty() => Bucket::Op(i.name),
         _ if r.corr().is_some_and(|k| graph.contains(&k)) => Bucket::Graph,
         _ => Bucket::Unlinked,
     };
@@ -87,7 +94,9 @@ fn rank<T>(mut rows: Vec<(i64, T)>, top_k: usize) -> Vec<T> {
 
 /// Rows and attribution over the kept kernels (file order).
 pub(crate) fn rows(
-    c: &Collected,
+    names: &StrInterner,
+    cpu: &Cpu,
+    gpu: &Gpu,
     kept: impl Iterator<Item = (GpuRec, Resolved)>,
     top_k: usize,
 ) -> (Attribution, Vec<KernelRow>, Vec<OpRow>) {
@@ -148,7 +157,7 @@ pub(crate) fn rows(
         if matches!(res.bucket, Bucket::Op(_) | Bucket::Graph) && res.meta != NONE {
             let sig = *sig_of_meta
                 .entry(res.meta)
-                .or_insert_with(|| match c.metas.get(res.meta) {
+                .or_insert_with(|| match cpu.meta(res.meta) {
                     Some(m) if m.shapes.iter().any(|s| !s.is_empty()) => {
                         *sigs.entry((&m.shapes, &m.dtypes)).or_insert_with(|| {
                             sig_list.push(m);
@@ -181,22 +190,18 @@ pub(crate) fn rows(
         .map(|(id, k)| {
             // Majority op: most ns, first seen on ties (max_by keeps the last max, so reverse).
             let major = k.ops.iter().filter(|o| o.1 > 0).rev().max_by_key(|o| o.1);
-            let meta = major.and_then(|m| c.metas.get(m.2));
+            let meta = major.and_then(|m| cpu.meta(m.2));
             let best_sig = k
                 .sigs
                 .iter()
                 .rev()
                 .max_by_key(|s| s.1)
                 .and_then(|s| sig_list.get(s.0 as usize));
-            let (grid, block) = c
-                .geometries
-                .get(k.geometry)
-                .copied()
-                .unwrap_or((None, None));
+            let (grid, block) = gpu.geometry(k.geometry).copied().unwrap_or((None, None));
             (
                 k.ns,
                 KernelRow {
-                    name: c.names.get(id).to_string(),
+                    name: names.get(id).to_string(),
                     calls: k.calls,
                     total_us: us(k.ns),
                     min_us: us(k.min),
@@ -204,7 +209,7 @@ pub(crate) fn rows(
                     share: ratio(k.ns, ns_all),
                     op_count: k.ops.len() + usize::from(k.unbucketed),
                     op_name: major
-                        .map(|m| c.names.get(m.0).to_string())
+                        .map(|m| names.get(m.0).to_string())
                         .unwrap_or_default(),
                     grid,
                     block,
@@ -225,7 +230,7 @@ pub(crate) fn rows(
         .filter_map(|&b| ops.get(bucket_slot(b))?.as_ref().map(|o| (b, o)))
         .map(|(b, o)| {
             let name = match b {
-                Bucket::Op(id) => c.names.get(id).to_string(),
+                Bucket::Op(id) => names.get(id).to_string(),
                 Bucket::Graph => "(graph)".to_string(),
                 Bucket::Unlinked => "(unlinked)".to_string(),
             };

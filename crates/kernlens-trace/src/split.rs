@@ -14,9 +14,10 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::collect::Collected;
+use crate::collect::Launches;
 use crate::error::TraceError;
 use crate::event::{Cat, Event, Wanted, keeps_cat};
+use crate::gpu::GpuRecs;
 use crate::graph;
 use crate::intern::{Map, Set};
 use crate::json::Cursor;
@@ -246,7 +247,7 @@ fn split_planned(
         Feed::new(None).with_progress(progress.as_mut().map(|p| p as &mut dyn ProgressSink));
     let before = Stamp::of(source);
     let (provenance, mut surveys, trail) = first_pass(source, plan, &mut collector)?;
-    let c = collector.fold.out;
+    let c = collector.fold.finish();
     let window = match *mode {
         WindowMode::Explicit(w) => w,
         WindowMode::Relative(w) => window::absolute(w, window::trace_start(&c)),
@@ -258,9 +259,9 @@ fn split_planned(
             .ok_or_else(|| TraceError::NoWindow {
                 label: source.file().to_string(),
             })?,
-        WindowMode::Full => full_span(&c),
+        WindowMode::Full => full_span(c.gpu.recs()),
     };
-    let graph = graph::coverage(&c);
+    let graph = graph::coverage(&c.launches, &c.gpu);
     let file_name = std::path::Path::new(source.file()).file_name().map_or_else(
         || source.file().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -286,7 +287,7 @@ fn split_planned(
         what: "chunk provenance".into(),
         source: io::Error::other(e),
     })?;
-    let (corrs, exts) = kept_links(&c, window);
+    let (corrs, exts) = kept_links(c.gpu.recs(), &c.launches, window);
     drop(c);
 
     // A file rewritten since the first pass: what it learned may not describe the bytes
@@ -380,30 +381,25 @@ impl Stamp {
 
 /// The GPU span of the whole trace, for a `Full` split (end exclusive, so it reaches one
 /// past the last start and keeps every event).
-fn full_span(c: &Collected) -> TimeWindow {
-    let start = c.gpu.iter().map(|r| r.ts).min().unwrap_or(0);
-    let end = c
-        .gpu
+fn full_span(gpu: &GpuRecs) -> TimeWindow {
+    let start = gpu.iter().map(|r| r.ts).min().unwrap_or(0);
+    let end = gpu
         .iter()
         .map(|r| r.ts.saturating_add(r.dur))
         .max()
         .unwrap_or(0);
-    let last_start = c.gpu.iter().map(|r| r.ts).max().unwrap_or(0);
+    let last_start = gpu.iter().map(|r| r.ts).max().unwrap_or(0);
     TimeWindow::clamped(start, end.max(last_start.saturating_add(1)))
 }
 
 /// Correlations of the window's GPU events, and the External ids their launches carry.
-fn kept_links(c: &Collected, window: TimeWindow) -> (Set<i64>, Set<i64>) {
-    let corrs: Set<i64> = c
-        .gpu
+fn kept_links(gpu: &GpuRecs, launches: &Launches, window: TimeWindow) -> (Set<i64>, Set<i64>) {
+    let corrs: Set<i64> = gpu
         .iter()
         .filter(|r| window.contains(r.ts))
         .filter_map(|r| r.corr())
         .collect();
-    let exts: Set<i64> = corrs
-        .iter()
-        .filter_map(|k| c.links.get(k).copied())
-        .collect();
+    let exts: Set<i64> = corrs.iter().filter_map(|&k| launches.external(k)).collect();
     (corrs, exts)
 }
 
@@ -1531,21 +1527,21 @@ mod tests {
     }
 
     /// What a fold holds that split's window, links and coverage come from.
-    fn folded(c: &Collected) -> String {
-        let mut links: Vec<_> = c.links.iter().collect();
+    fn folded(c: &crate::collect::Collected) -> String {
+        let mut links: Vec<_> = c.launches.links().collect();
         links.sort_unstable();
         format!(
             "{} {:?} {:?} {:?} {:?} {:?} {:?} {} {} {}",
             c.event_total,
             c.first_complete_ts,
             links,
-            c.gpu,
-            c.gpu_annotations,
-            c.cpu_steps,
-            c.cpu_spans,
-            c.runtime_graph.len(),
-            c.driver_graph.len(),
-            c.ops.len()
+            c.gpu.recs(),
+            c.gpu.annotations(),
+            c.cpu.steps(),
+            c.cpu.spans(),
+            c.launches.runtime_graph().len(),
+            c.launches.driver_graph().len(),
+            c.cpu.op_count()
         )
     }
 
@@ -1575,7 +1571,7 @@ mod tests {
                     };
                     let mut feed = Feed::new(None);
                     let out = read::read(&source, &plan, &mut feed).unwrap();
-                    let want = (folded(&feed.fold.out), out.stream_errors);
+                    let want = (folded(feed.fold.collected()), out.stream_errors);
                     let mut feed = Feed::new(None);
                     let scanner = Surveyor {
                         analyse: Analyse {
@@ -1592,7 +1588,7 @@ mod tests {
                     read::read_with(&source, &plan, &scanner, &mut folder, &mut log).unwrap();
                     // Small regions: most scans read cleanly, even with stream errors.
                     assert!(region > 3001 || !folder.surveys.is_empty());
-                    let got = (folded(&feed.fold.out), log.finish());
+                    let got = (folded(feed.fold.collected()), log.finish());
                     assert!(got == want, "{} x{threads} {region}", source.file());
                 }
             }

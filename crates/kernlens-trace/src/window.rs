@@ -1,6 +1,6 @@
 //! Steady-state window selection (trace.md "Steady-state window").
 
-use crate::collect::{Collected, Span};
+use crate::collect::{Collected, Gpu, Launches, Span};
 use crate::intern::Map;
 use crate::options::{StepSource, TimeWindow};
 
@@ -19,7 +19,12 @@ pub(crate) struct Chosen {
 /// not Python frames, which only an observer asks for). The origin of
 /// relative windows and the `trace_start_us` of the summary; `None` for a trace with none.
 pub(crate) fn trace_start(c: &Collected) -> Option<i64> {
-    c.gpu.iter().map(|r| r.ts).chain(c.first_complete_ts).min()
+    c.gpu
+        .recs()
+        .iter()
+        .map(|r| r.ts)
+        .chain(c.first_complete_ts)
+        .min()
 }
 
 /// The absolute window a relative one names, `origin` being [`trace_start`] (0 when the
@@ -118,7 +123,7 @@ fn to_window(ts: i64, dur: i64) -> Option<TimeWindow> {
 fn by_annotation(c: &Collected, min_repeats: usize, check_coverage: bool) -> Option<Chosen> {
     let mut order: Vec<&str> = Vec::new();
     let mut groups: Map<&str, Vec<(i64, i64)>> = Map::default();
-    for a in &c.gpu_annotations {
+    for a in c.gpu.annotations() {
         let norm = normalize(c.names.get(a.name));
         if norm.is_empty() {
             continue;
@@ -166,7 +171,8 @@ fn launch_span_check(
     // The chosen annotation pairs with the CPU span of the same full name and the same
     // occurrence index among equal names (compiled graphs repeat one name).
     let mut annotations: Vec<&Span> = c
-        .gpu_annotations
+        .gpu
+        .annotations()
         .iter()
         .filter(|a| normalize(c.names.get(a.name)) == group)
         .collect();
@@ -183,7 +189,8 @@ fn launch_span_check(
         .filter(|a| a.name == picked.name)
         .position(|a| std::ptr::eq(*a, picked));
     let mut cpu: Vec<&Span> = c
-        .cpu_spans
+        .cpu
+        .spans()
         .iter()
         .filter(|s| normalize(c.names.get(s.name)) == group)
         .collect();
@@ -191,7 +198,7 @@ fn launch_span_check(
         return;
     }
     cpu.sort_by_key(|s| s.ts);
-    let mapped = launched_spans(c, &cpu);
+    let mapped = launched_spans(&c.gpu, &c.launches, &cpu);
     let twin = index.and_then(|i| {
         cpu.iter()
             .zip(&mapped)
@@ -224,7 +231,7 @@ fn launch_span_check(
 
 /// For each CPU span, the GPU span (start, end) of the kernels and copies launched inside
 /// it (same pid, launch time within the span); None when it launched nothing.
-fn launched_spans(c: &Collected, steps: &[&Span]) -> Vec<Option<(i64, i64)>> {
+fn launched_spans(gpu: &Gpu, launches: &Launches, steps: &[&Span]) -> Vec<Option<(i64, i64)>> {
     let mut by_pid: Map<u32, Vec<(i64, i64, usize)>> = Map::default();
     for (i, s) in steps.iter().enumerate() {
         by_pid
@@ -236,8 +243,8 @@ fn launched_spans(c: &Collected, steps: &[&Span]) -> Vec<Option<(i64, i64)>> {
         v.sort_unstable();
     }
     let mut gpu_span: Vec<Option<(i64, i64)>> = vec![None; steps.len()];
-    for r in c.gpu.iter() {
-        let Some(launch) = r.corr().and_then(|k| c.launch_at.get(&k)) else {
+    for r in gpu.recs().iter() {
+        let Some(launch) = r.corr().and_then(|k| launches.at(k)) else {
             continue;
         };
         let Some(list) = by_pid.get(&launch.pid) else {
@@ -265,12 +272,12 @@ fn by_cpu_steps(c: &Collected, min_repeats: usize) -> Option<Chosen> {
     // First span per step number.
     let mut seen: Map<&str, ()> = Map::default();
     let mut steps: Vec<&Span> = Vec::new();
-    for s in &c.cpu_steps {
+    for s in c.cpu.steps() {
         if seen.insert(c.names.get(s.name), ()).is_none() {
             steps.push(s);
         }
     }
-    let spans: Vec<(i64, i64)> = launched_spans(c, &steps)
+    let spans: Vec<(i64, i64)> = launched_spans(&c.gpu, &c.launches, &steps)
         .into_iter()
         .flatten()
         .map(|(s, e)| (s, e.saturating_sub(s)))

@@ -702,8 +702,15 @@ mod tests {
             &mut c,
         )
         .unwrap();
-        let names = c.fold.out.gpu.iter().map(|g| g.name).collect();
-        (c.fold.out.event_total, out.stream_errors, names)
+        let names = c
+            .fold
+            .collected()
+            .gpu
+            .recs()
+            .iter()
+            .map(|g| g.name)
+            .collect();
+        (c.fold.event_total(), out.stream_errors, names)
     }
 
     /// What an observer saw, owned: `(cat, name, pid, tid, ts_ns, dur_ns, correlation)`.

@@ -313,7 +313,7 @@ impl Scanner for Analyse<'_> {
 impl<'l> Folder<Analyse<'l>> for Feed<'_> {
     /// Folds a scanned region, in file order.
     fn apply(&mut self, r: Region<'_>, log: &mut ErrorLog) {
-        let base = self.fold.out.event_total;
+        let base = self.fold.event_total();
         // Problem positions are event counts, so the log can be written before the fold.
         r.walked.log(base, log);
         let mut resolve = Resolve::new(r.names.values(), r.metas.values(), &r.digest);
@@ -339,7 +339,7 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
                 self.fold_named(ev, n, &mut resolve);
             }
         }
-        self.fold.out.event_total = base + r.walked.count;
+        self.fold.set_event_total(base + r.walked.count);
     }
 
     fn progress(&mut self, done: u64, total: Option<u64>) {

@@ -41,7 +41,7 @@ impl StreamSink for Feed<'_> {
     }
 
     fn count(&self) -> u64 {
-        self.fold.out.event_total
+        self.fold.event_total()
     }
 
     fn event(&mut self, ev: Option<Event<'_>>, _raw: &[u8]) {
