@@ -1413,9 +1413,11 @@ mod tests {
                                 .unwrap();
                         let at = format!("{name} {label} {} x{threads}", source.file());
                         assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
-                        // A one-member gzip source is decoded only where it is read.
-                        let one_gz =
-                            source.file().ends_with(".gz") && !source.file().contains("two");
+                        // A one-member gzip source is decoded only where it is read (not
+                        // with `isal`, whose first pass records no access points).
+                        let one_gz = !cfg!(feature = "isal")
+                            && source.file().ends_with(".gz")
+                            && !source.file().contains("two");
                         if !one_gz {
                             assert_eq!(hollow, 0, "{at}");
                         } else if !name.ends_with("shuffled")
@@ -1492,6 +1494,11 @@ mod tests {
                 let at = format!("{mode:?} {}", source.file());
                 assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
                 assert!(skipped * 2 > pieces, "{at}: {skipped} of {pieces} skipped");
+                if cfg!(feature = "isal") {
+                    // ISA-L decodes the first pass: no access points, every piece decoded.
+                    assert_eq!(hollow, 0, "{at}");
+                    continue;
+                }
                 // The pieces of the first MiB hold what the reading thread reads to find the
                 // array: always decoded.
                 let first = (read::CHUNK / cut.region) as u64 + 1;
