@@ -112,6 +112,8 @@ mod select;
 mod shape;
 mod source;
 mod split;
+#[cfg(test)]
+mod test_files;
 mod timeline;
 mod window;
 

@@ -1112,7 +1112,7 @@ mod tests {
     use super::*;
     use crate::event::Wanted;
     use crate::read::{Cut, ReadPlan, StreamSink};
-    use std::io::{Read, Write};
+    use crate::test_files::{fixture, gunzip, gzip_at};
 
     /// The second pass as it was before it moved to the region workers: one thread,
     /// element by element, through the sequential stream reader.
@@ -1173,12 +1173,6 @@ mod tests {
         }
     }
 
-    fn fixture(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures/traces")
-            .join(name)
-    }
-
     /// A chunk and its report, or the error's text.
     fn chunk(
         source: &TraceSource,
@@ -1216,22 +1210,8 @@ mod tests {
             .map_err(|e| e.to_string())
     }
 
-    fn gunzip(gz: &[u8]) -> Vec<u8> {
-        let mut plain = Vec::new();
-        flate2::read::MultiGzDecoder::new(gz)
-            .read_to_end(&mut plain)
-            .unwrap();
-        plain
-    }
-
     fn gzip(plain: &[u8]) -> Vec<u8> {
         gzip_at(plain, 1)
-    }
-
-    fn gzip_at(plain: &[u8], level: u32) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
-        e.write_all(plain).unwrap();
-        e.finish().unwrap()
     }
 
     /// The window of `[from, to)` of the full span (fractions), as an explicit window.

@@ -303,28 +303,11 @@ mod tests {
     use super::super::super::stream::{Counted, Meter};
     use super::super::{Decoded, Resumed};
     use super::*;
-    use std::io::Write;
+
+    use crate::test_files::{gunzip, gzip_at as gzip};
 
     fn fixture(name: &str) -> Vec<u8> {
-        std::fs::read(format!(
-            "{}/../../fixtures/traces/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap()
-    }
-
-    fn gunzip(gz: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(gz)
-            .read_to_end(&mut out)
-            .unwrap();
-        out
-    }
-
-    fn gzip(data: &[u8], level: u32) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
-        e.write_all(data).unwrap();
-        e.finish().unwrap()
+        std::fs::read(crate::test_files::fixture(name)).unwrap()
     }
 
     /// Reads `members` to its end in reads of the sizes in `sizes` (cycled): each read's

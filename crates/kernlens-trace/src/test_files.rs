@@ -1,0 +1,28 @@
+//! What the unit tests share: the repository's fixture traces, and gzip both ways (one
+//! definition, so a test of the gzip path and one of split build their inputs alike).
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+/// The path of `fixtures/traces/<name>` in the repository.
+pub(crate) fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/traces")
+        .join(name)
+}
+
+/// Every member of `gz`, decoded.
+pub(crate) fn gunzip(gz: &[u8]) -> Vec<u8> {
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(gz)
+        .read_to_end(&mut plain)
+        .unwrap_or_else(|e| panic!("gunzip: {e}"));
+    plain
+}
+
+/// `plain` as one gzip member written by flate2 at `level`.
+pub(crate) fn gzip_at(plain: &[u8], level: u32) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+    e.write_all(plain).unwrap_or_else(|e| panic!("gzip: {e}"));
+    e.finish().unwrap_or_else(|e| panic!("gzip: {e}"))
+}
