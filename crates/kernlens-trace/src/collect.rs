@@ -658,7 +658,9 @@ impl<'r, K> Lazy<'r, K> {
     }
 
     /// The id of number `n`, interned by `intern` the first time; None for a number the
-    /// region did not give.
+    /// region did not give. (Inline: the fold resolves three numbers per GPU record, and
+    /// out of line each call cost more than its look-up.)
+    #[inline]
     fn resolve(&mut self, n: u32, intern: impl FnOnce(&K) -> u32) -> Option<u32> {
         let (slot, key) = (self.ids.get_mut(n as usize)?, self.keys.get(n as usize)?);
         Some(*slot.get_or_insert_with(|| intern(key)))
@@ -763,6 +765,7 @@ impl<'r, 'a> Resolve<'r, 'a> {
 
     /// The interned id of a name the reader numbered `n`, or of `name` itself when it
     /// did not (escaped names, the streaming path).
+    #[inline]
     fn name(&mut self, n: u32, name: &RawStr<'_>, interner: &mut StrInterner) -> u32 {
         let numbered = self.names.resolve(n, |&raw| {
             interner.intern_raw(&RawStr {
