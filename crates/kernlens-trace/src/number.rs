@@ -64,7 +64,7 @@ fn plain_micros(text: &[u8]) -> Option<i64> {
 ///
 /// Why: the digits are located with one digit mask and converted eight at a time,
 /// instead of one multiply and two checks per digit.
-#[inline]
+#[inline(always)]
 pub(crate) fn micros_window(w: &[u8], len: usize) -> Option<i64> {
     let w: &[u8; 32] = w.get(..32)?.try_into().ok()?;
     match kineto_micros(w, len) {
