@@ -433,30 +433,51 @@ mod tests {
         assert_eq!(w(b"1234567890123456"), None);
     }
 
-    proptest::proptest! {
-        /// Kineto's form (`digits.ddd`) and its near misses (other lengths, a byte that is
-        /// not a digit, a dot elsewhere), followed by any bytes: where the window reads a
-        /// value, it is the exact path's; Kineto's form up to 13 integer digits always reads.
-        #[test]
-        fn the_window_reads_kineto_times_as_the_exact_path_does(
-            text in "[0-9]{1,16}(\\.[0-9]{0,4})?|[0-9]{0,14}[.:/0-9]{1,2}[0-9]{0,4}",
-            after in proptest::collection::vec(proptest::prelude::any::<u8>(), 32),
-        ) {
-            let mut w = text.as_bytes().to_vec();
-            w.extend_from_slice(&after);
-            let fast = super::micros_window(&w, text.len());
-            if let Some(fast) = fast {
-                proptest::prop_assert_eq!(Some(fast), ns(text.as_bytes()));
+    /// Kineto's form (`digits.ddd`) and its near misses (other lengths, a byte next to
+    /// the digits' (`/`, `:`) or a second `.` among them), followed by any bytes: where
+    /// the window reads a value it is the exact path's, and Kineto's form with up to 13
+    /// integer digits always reads.
+    #[test]
+    fn the_window_reads_kineto_times_as_the_exact_path_does() {
+        // A small LCG: xtask compiles this file too, without the test crates.
+        let mut x: u64 = 29;
+        let mut below = |n: usize| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 33) as usize) % n
+        };
+        let (mut kineto, mut read) = (0, 0);
+        for _ in 0..200_000 {
+            let int = below(17);
+            let frac = if below(4) == 0 { below(5) } else { 3 };
+            let mut t: Vec<u8> = (0..int).map(|_| b'0' + below(10) as u8).collect();
+            t.push(b'.');
+            t.extend((0..frac).map(|_| b'0' + below(10) as u8));
+            if below(6) == 0 {
+                let at = below(t.len());
+                t[at] = b"./:0"[below(4)];
             }
-            let kineto = text.split_once('.').is_some_and(|(int, frac)| {
-                (1..=13).contains(&int.len())
-                    && frac.len() == 3
-                    && (int.to_owned() + frac).bytes().all(|b| b.is_ascii_digit())
-            });
-            if kineto {
-                proptest::prop_assert!(fast.is_some());
+            let mut w = t.clone();
+            w.extend((0..32).map(|_| below(256) as u8));
+            let fast = super::micros_window(&w, t.len());
+            if let Some(fast) = fast {
+                read += 1;
+                assert_eq!(Some(fast), ns(&t), "{}", String::from_utf8_lossy(&t));
+            }
+            let is_kineto = (1..=13).contains(&int)
+                && frac == 3
+                && t.iter().enumerate().all(|(i, c)| {
+                    if i == int {
+                        *c == b'.'
+                    } else {
+                        c.is_ascii_digit()
+                    }
+                });
+            if is_kineto {
+                kineto += 1;
+                assert!(fast.is_some(), "{}", String::from_utf8_lossy(&t));
             }
         }
+        assert!(kineto > 80_000 && read > kineto, "{kineto} {read}");
     }
 
     #[test]
