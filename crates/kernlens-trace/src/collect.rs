@@ -310,6 +310,16 @@ impl<'a> MetaText<'a> {
         };
         (!text.dims.is_empty() || !text.types.is_empty() || file.is_some()).then_some(text)
     }
+
+    /// A cheap key for [`Interner::intern_keyed`]: the shapes' and types' texts keyed as
+    /// bytes (the kernel file's length beside them). An eager step's ops cycle through
+    /// a few dozen meta texts, so the last one alone (`intern_repeat`) mostly missed and
+    /// hashed every byte of all four fields.
+    #[inline]
+    fn key(&self) -> u64 {
+        let file = self.file.map_or(0, |f| f.raw.len() as u64);
+        bytes_key(self.dims) ^ bytes_key(self.types).rotate_left(23) ^ file.rotate_left(47)
+    }
 }
 
 /// Meta ids by the raw text of their four fields: most ops repeat their shapes, so the
@@ -630,7 +640,7 @@ impl Numbers {
         // Only an op with an External id has its meta looked up.
         let meta = match (ev.cat, ev.args.external_id) {
             (Cat::CpuOp, Some(_)) => {
-                MetaText::of(&ev.args).map_or(NONE_META, |t| metas.intern_repeat(t))
+                MetaText::of(&ev.args).map_or(NONE_META, |t| metas.intern_keyed(t, t.key()))
             }
             _ => NO_NAME,
         };
@@ -658,7 +668,9 @@ impl<'r, K> Lazy<'r, K> {
     }
 
     /// The id of number `n`, interned by `intern` the first time; None for a number the
-    /// region did not give.
+    /// region did not give. (Inline: the fold resolves three numbers per GPU record, and
+    /// out of line each call cost more than its look-up.)
+    #[inline]
     fn resolve(&mut self, n: u32, intern: impl FnOnce(&K) -> u32) -> Option<u32> {
         let (slot, key) = (self.ids.get_mut(n as usize)?, self.keys.get(n as usize)?);
         Some(*slot.get_or_insert_with(|| intern(key)))
@@ -763,6 +775,7 @@ impl<'r, 'a> Resolve<'r, 'a> {
 
     /// The interned id of a name the reader numbered `n`, or of `name` itself when it
     /// did not (escaped names, the streaming path).
+    #[inline]
     fn name(&mut self, n: u32, name: &RawStr<'_>, interner: &mut StrInterner) -> u32 {
         let numbered = self.names.resolve(n, |&raw| {
             interner.intern_raw(&RawStr {

@@ -64,9 +64,82 @@ fn plain_micros(text: &[u8]) -> Option<i64> {
 ///
 /// Why: the digits are located with one digit mask and converted eight at a time,
 /// instead of one multiply and two checks per digit.
-#[inline]
+#[inline(always)]
 pub(crate) fn micros_window(w: &[u8], len: usize) -> Option<i64> {
-    let (a, b) = w.get(..32)?.split_at(16);
+    let w: &[u8; 32] = w.get(..32)?.try_into().ok()?;
+    match kineto_micros(w, len) {
+        Some(ns) => Some(ns),
+        None => other_micros_window(w, len),
+    }
+}
+
+/// [`micros_window`] for the form Kineto writes every time and duration in,
+/// `digits{1,13}.ddd`; None for any other.
+///
+/// Why: with exactly three fraction digits the ns are the text's digits with the `.`
+/// left out, at most 16 of them: the integer digits are shifted into place beside the
+/// fraction's and all sixteen converted at once, with no per-length fraction loop.
+#[inline(always)]
+fn kineto_micros(w: &[u8; 32], len: usize) -> Option<i64> {
+    let (a, _) = w.split_first_chunk::<16>()?;
+    let int = (!crate::json::digit_mask(a)).trailing_zeros() as usize;
+    if int == 0 || int > 13 || len != int + 4 {
+        return None;
+    }
+    // The `.` and the three bytes after it (inside the window: int + 4 <= 17). Each byte
+    // of a digit has high nibble 3, and adding 6 leaves it 3 (no carry: 0x39 + 6 = 0x3F).
+    let (dot, _) = w.get(int..)?.split_first_chunk::<4>()?;
+    let t = u32::from_le_bytes(*dot);
+    if t & 0xF0F0_F0FF != 0x3030_302E || t.wrapping_add(0x0606_0600) & 0xF0F0_F000 != 0x3030_3000 {
+        return None;
+    }
+    // The integer digits right-aligned in the first 13 bytes (zero bytes before them, read
+    // as the digit 0), the three fraction digits in the last 3: the low 8 bytes are the
+    // high 8 digits of the ns.
+    let x = u128::from_le_bytes(*a);
+    let digits = ((x << ((16 - int) * 8)) >> 24) | (u128::from(t >> 8) << 104);
+    // At most 16 digits, so the ns fit in i64.
+    i64::try_from(sixteen_digits(digits)).ok()
+}
+
+/// The value of sixteen ASCII digits (or zero bytes, read as 0), the first in the lowest
+/// byte.
+#[inline(always)]
+fn sixteen_digits(digits: u128) -> u64 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is enabled at compile time (cfg above); registers only.
+        unsafe {
+            // Digit values as sixteen u16, then combined pairwise by multiply-and-add:
+            // 2 digits, 4, 8 (lane 2i is the higher place, weighted; lane 2i + 1 added).
+            let v = _mm_set_epi64x((digits >> 64) as i64, digits as i64);
+            let v = _mm_and_si128(v, _mm_set1_epi8(0x0F));
+            let zero = _mm_setzero_si128();
+            let by = |w: i16| _mm_set_epi16(1, w, 1, w, 1, w, 1, w);
+            let twos = _mm_packs_epi32(
+                _mm_madd_epi16(_mm_unpacklo_epi8(v, zero), by(10)),
+                _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), by(10)),
+            );
+            // At most 9999 each: they fit the i16 lanes the last step multiplies.
+            let fours = _mm_madd_epi16(twos, by(100));
+            let eights = _mm_madd_epi16(_mm_packs_epi32(fours, fours), by(10_000));
+            let high = _mm_cvtsi128_si32(eights) as u32;
+            let low = _mm_cvtsi128_si32(_mm_srli_si128::<4>(eights)) as u32;
+            u64::from(high) * 100_000_000 + u64::from(low)
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        eight_digits(digits as u64) * 100_000_000 + eight_digits((digits >> 64) as u64)
+    }
+}
+
+/// [`micros_window`] for the forms [`kineto_micros`] leaves: up to 15 integer digits,
+/// and 0 to 3 fraction digits.
+#[inline(never)]
+fn other_micros_window(w: &[u8; 32], len: usize) -> Option<i64> {
+    let (a, b) = w.split_at(16);
     let (a, b): (&[u8; 16], &[u8; 16]) = (a.try_into().ok()?, b.try_into().ok()?);
     if len > 19 {
         return None;
@@ -358,6 +431,53 @@ mod tests {
         assert_eq!(w(b"1."), None);
         assert_eq!(w(b"-1"), None);
         assert_eq!(w(b"1234567890123456"), None);
+    }
+
+    /// Kineto's form (`digits.ddd`) and its near misses (other lengths, a byte next to
+    /// the digits' (`/`, `:`) or a second `.` among them), followed by any bytes: where
+    /// the window reads a value it is the exact path's, and Kineto's form with up to 13
+    /// integer digits always reads.
+    #[test]
+    fn the_window_reads_kineto_times_as_the_exact_path_does() {
+        // A small LCG: xtask compiles this file too, without the test crates.
+        let mut x: u64 = 29;
+        let mut below = |n: usize| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((x >> 33) as usize) % n
+        };
+        let (mut kineto, mut read) = (0, 0);
+        for _ in 0..200_000 {
+            let int = below(17);
+            let frac = if below(4) == 0 { below(5) } else { 3 };
+            let mut t: Vec<u8> = (0..int).map(|_| b'0' + below(10) as u8).collect();
+            t.push(b'.');
+            t.extend((0..frac).map(|_| b'0' + below(10) as u8));
+            if below(6) == 0 {
+                let at = below(t.len());
+                t[at] = b"./:0"[below(4)];
+            }
+            let mut w = t.clone();
+            w.extend((0..32).map(|_| below(256) as u8));
+            let fast = super::micros_window(&w, t.len());
+            if let Some(fast) = fast {
+                read += 1;
+                assert_eq!(Some(fast), ns(&t), "{}", String::from_utf8_lossy(&t));
+            }
+            let is_kineto = (1..=13).contains(&int)
+                && frac == 3
+                && t.iter().enumerate().all(|(i, c)| {
+                    if i == int {
+                        *c == b'.'
+                    } else {
+                        c.is_ascii_digit()
+                    }
+                });
+            if is_kineto {
+                kineto += 1;
+                assert!(fast.is_some(), "{}", String::from_utf8_lossy(&t));
+            }
+        }
+        assert!(kineto > 80_000 && read > kineto, "{kineto} {read}");
     }
 
     #[test]
