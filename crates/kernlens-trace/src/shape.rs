@@ -25,6 +25,9 @@ use crate::json::{self, Cursor, RawStr, Scalar, find_string_stop, number_end, pa
 use crate::member::Member;
 use crate::number::{micros_text_to_ns, micros_window};
 use crate::scan::Put;
+use list::raw_end;
+
+mod list;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
 const CAPACITY: usize = 16;
@@ -837,77 +840,6 @@ fn member_role(place: Place, key: &[u8]) -> (Named, Place) {
     }
 }
 
-/// The end of the JSON list at `p`, or None when the bytes there are not one the shapes
-/// read whole: a list of strings without escapes, numbers, literals and such lists,
-/// nested to any depth without recursion. Objects, escapes and anything that is not
-/// JSON give None (the event then goes to the parser, which owns every error).
-#[inline]
-pub(crate) fn raw_end(b: &[u8], p: usize) -> Option<usize> {
-    if b.get(p) != Some(&b'[') {
-        return None;
-    }
-    let ws = |b: &[u8], mut i: usize| {
-        while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-            i += 1;
-        }
-        i
-    };
-    let mut depth = 0usize;
-    let mut i = p;
-    loop {
-        // A value is expected at `i`. Whitespace is one of the match's arms rather than
-        // a skip before it: most values follow `, ` or `[` straight away.
-        match *b.get(i)? {
-            b' ' | b'\n' | b'\r' | b'\t' => {
-                i = ws(b, i + 1);
-                continue;
-            }
-            b'[' => {
-                depth += 1;
-                i = ws(b, i + 1);
-                if b.get(i) != Some(&b']') {
-                    continue;
-                }
-                // An empty list is a whole value.
-                depth -= 1;
-                i += 1;
-            }
-            b'"' => {
-                i += 1;
-                i += find_string_stop(b.get(i..)?)?;
-                if b.get(i) != Some(&b'"') {
-                    return None;
-                }
-                i += 1;
-            }
-            b'-' | b'0'..=b'9' => i = number_end(b, i)?,
-            b't' if b.get(i..i + 4) == Some(b"true") => i += 4,
-            b'f' if b.get(i..i + 5) == Some(b"false") => i += 5,
-            b'n' if b.get(i..i + 4) == Some(b"null") => i += 4,
-            _ => return None,
-        }
-        // After a value: `,` (another follows) or `]` (closing lists until a `,`).
-        loop {
-            if depth == 0 {
-                return Some(i);
-            }
-            match *b.get(i)? {
-                b',' => {
-                    // The usual `, `: its space skipped here, any other by the arm above.
-                    i += 1 + usize::from(b.get(i + 1) == Some(&b' '));
-                    break;
-                }
-                b']' => {
-                    depth -= 1;
-                    i += 1;
-                }
-                b' ' | b'\n' | b'\r' | b'\t' => i = ws(b, i + 1),
-                _ => return None,
-            }
-        }
-    }
-}
-
 /// Whether `buf[p..p + n]` equals `fixed[f..f + n]` (None when `buf` is too short).
 /// Sixteen bytes at a time, the last ones masked; `fixed` carries [`PAD`] bytes past its
 /// end, so its loads never fall short. Near the end of `buf`, byte-wise.
@@ -1197,117 +1129,6 @@ mod tests {
                 assert_eq!(fixed_eq(&a[..n - 1], 0, &fixed, 0, n), None);
             }
         }
-    }
-
-    /// The cursor's end of the value at 0, when it is valid JSON.
-    fn cursor_end(text: &[u8]) -> Option<usize> {
-        let mut c = Cursor::new(text, 0);
-        c.skip_value(&mut Vec::new()).ok().map(|_| c.i)
-    }
-
-    #[test]
-    fn raw_end_reads_lists_as_the_cursor_does() {
-        for (text, end) in [
-            ("[] ", Some(2)),
-            ("[[8, 512, 1024], [], [1024], [1024], []],", Some(40)),
-            (r#"["[1024]", "]]", "[", ""]}"#, Some(25)),
-            (
-                r#"["c10::BFloat16", "ScalarList", null, true, false, -1.5e3]}"#,
-                Some(58),
-            ),
-            ("[ [ [ ] ] , 0 ]", Some(15)),
-            ("[[[[[[[[[[[[1]]]]]]]]]]]]", Some(25)),
-            ("[\n\t1\r\n]", Some(7)),
-        ] {
-            assert_eq!(raw_end(text.as_bytes(), 0), end, "{text}");
-            assert_eq!(cursor_end(text.as_bytes()), end, "{text}");
-        }
-        // What the shapes leave to the parser: objects, escapes, control bytes, bad JSON,
-        // lists the bytes cut short, and values that are not lists.
-        for text in [
-            r#"[{"a":1}]"#,
-            r#"["a\"b"]"#,
-            "[\"a\u{1}b\"]",
-            "[1,]",
-            "[,1]",
-            "[1 2]",
-            "[01]",
-            "[1.]",
-            "[tru]",
-            "[nul, 1]",
-            "[[1]",
-            "[\"abc",
-            "1",
-            "\"[1]\"",
-        ] {
-            assert_eq!(raw_end(text.as_bytes(), 0), None, "{text}");
-        }
-        // A list ends at its own bracket; what follows is the fixed bytes' to check.
-        assert_eq!(raw_end(b"[1]]", 0), Some(3));
-    }
-
-    #[test]
-    fn raw_end_agrees_with_the_cursor_on_random_lists() {
-        let mut rng = fastrand::Rng::with_seed(21);
-        let atoms = [
-            "1", "-0", "12.5", "1e3", "0.25E-2", "\"\"", "\"a]b\"", "\"[,\"", "null", "true",
-            "false", "[]", "[1]",
-        ];
-        let seps = [",", ", ", " ,", ",\n  ", "\t,\r\n"];
-        let noise = b"[],\\\" 0-9.e{";
-        let (mut read, mut tried) = (0, 0);
-        for _ in 0..20_000 {
-            let mut t = String::from("[");
-            let mut depth = 1;
-            let mut first = true;
-            for _ in 0..rng.usize(0..12) {
-                match rng.u8(0..6) {
-                    0 => {
-                        if !first {
-                            t.push_str(seps[rng.usize(0..seps.len())]);
-                        }
-                        t.push('[');
-                        depth += 1;
-                        first = true;
-                        continue;
-                    }
-                    1 if depth > 1 => {
-                        t.push(']');
-                        depth -= 1;
-                    }
-                    _ => {
-                        if !first {
-                            t.push_str(seps[rng.usize(0..seps.len())]);
-                        }
-                        t.push_str(atoms[rng.usize(0..atoms.len())]);
-                    }
-                }
-                first = false;
-            }
-            for _ in 0..depth {
-                t.push(']');
-            }
-            // Often damaged: a byte removed, replaced or added.
-            let mut b = t.into_bytes();
-            if rng.bool() {
-                let at = rng.usize(0..b.len());
-                let c = noise[rng.usize(0..noise.len())];
-                match rng.u8(0..3) {
-                    0 => b[at] = c,
-                    1 => {
-                        b.remove(at);
-                    }
-                    _ => b.insert(at, c),
-                }
-            }
-            b.extend_from_slice(b"}, ");
-            tried += 1;
-            if let Some(end) = raw_end(&b, 0) {
-                read += 1;
-                assert_eq!(Some(end), cursor_end(&b), "{}", String::from_utf8_lossy(&b));
-            }
-        }
-        assert!(read > 5_000 && read < tried, "read {read} of {tried}");
     }
 
     #[test]
