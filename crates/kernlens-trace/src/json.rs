@@ -519,11 +519,13 @@ pub(crate) fn number_end(b: &[u8], p: usize) -> Option<usize> {
 pub(crate) fn plain_number_len(w: &[u8]) -> Option<usize> {
     let (a, b) = w.get(..32)?.split_at(16);
     let (a, b): (&[u8; 16], &[u8; 16]) = (a.try_into().ok()?, b.try_into().ok()?);
-    let lo = digit_mask(a);
-    // Bits past the mask are set in `!d`, so every count stops at its width.
+    // Bits set where a byte is not a digit, and past the 16 bytes looked at, so every
+    // count stops at its width. (Counted on the non-digits, the ops a value's end waits
+    // on are a compare, a mask and a count: no inversion between them.)
+    let lo = non_digit_mask(a) | !0xFFFF;
     let int = match w[0] {
         b'1'..=b'9' => {
-            let int = (!lo).trailing_zeros() as usize;
+            let int = lo.trailing_zeros() as usize;
             // The first 16 bytes settle short integers.
             if int < 16 && !matches!(w[int], b'.' | b'e' | b'E') {
                 return Some(int);
@@ -539,10 +541,10 @@ pub(crate) fn plain_number_len(w: &[u8]) -> Option<usize> {
         }
         _ => return None,
     };
-    let d = lo | (digit_mask(b) << 16);
+    let nd = (lo & 0xFFFF) | (non_digit_mask(b) << 16) | !0xFFFF_FFFF;
     // An integer part of 16 digits or more runs on into the second 16 bytes.
     let int = if int == 16 {
-        (!d).trailing_zeros() as usize
+        nd.trailing_zeros() as usize
     } else {
         int
     };
@@ -551,11 +553,14 @@ pub(crate) fn plain_number_len(w: &[u8]) -> Option<usize> {
     }
     let q = match w[int] {
         b'.' => {
-            let frac = (!(d >> (int + 1))).trailing_zeros() as usize;
-            if frac == 0 {
+            // The point is the first non-digit (at `int`); the next one ends the
+            // fraction. Clearing the lowest bit finds it without a shift by `int`,
+            // which would wait on `int`'s own count.
+            let q = (nd & nd.wrapping_sub(1)).trailing_zeros() as usize;
+            if q == int + 1 {
                 return None;
             }
-            int + 1 + frac
+            q
         }
         _ => int,
     };
@@ -565,6 +570,12 @@ pub(crate) fn plain_number_len(w: &[u8]) -> Option<usize> {
 /// Bit `i` set when byte `i` of the 16 is an ASCII digit.
 #[inline(always)]
 pub(crate) fn digit_mask(w: &[u8; 16]) -> u64 {
+    !non_digit_mask(w) & 0xFFFF
+}
+
+/// Bit `i` set when byte `i` of the 16 is not an ASCII digit (bits 16 and up clear).
+#[inline(always)]
+pub(crate) fn non_digit_mask(w: &[u8; 16]) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         use std::arch::x86_64::*;
@@ -572,17 +583,20 @@ pub(crate) fn digit_mask(w: &[u8; 16]) -> u64 {
         // reads the 16 bytes of `w`.
         unsafe {
             let v = _mm_loadu_si128(w.as_ptr() as *const __m128i);
-            // v - '0' is a digit's value, and wraps every other byte above 9.
-            let x = _mm_sub_epi8(v, _mm_set1_epi8(b'0' as i8));
-            let digit = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(9)), x);
-            _mm_movemask_epi8(digit) as u32 as u64
+            // v + 0x50 moves '0'..='9' to the ten lowest signed bytes (-128..=-119) and
+            // every other byte above them: one signed compare tells them apart, where
+            // a subtract, a minimum and an equality took three ops (a value's end waits
+            // on this mask).
+            let x = _mm_add_epi8(v, _mm_set1_epi8(0x50));
+            let other = _mm_cmpgt_epi8(x, _mm_set1_epi8(-119));
+            _mm_movemask_epi8(other) as u32 as u64
         }
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     {
         w.iter()
             .enumerate()
-            .fold(0, |m, (i, c)| m | (u64::from(c.is_ascii_digit()) << i))
+            .fold(0, |m, (i, c)| m | (u64::from(!c.is_ascii_digit()) << i))
     }
 }
 
@@ -911,6 +925,25 @@ mod tests {
             assert_eq!(parse_int(t.as_bytes()), t.parse().ok(), "{t}");
         }
         assert_eq!(parse_int(b"9223372036854775808"), None);
+    }
+
+    #[test]
+    fn non_digit_mask_marks_every_byte_that_is_not_a_digit() {
+        // Every byte value at every lane: the signed-compare trick against the plain
+        // definition, and `digit_mask` as its complement.
+        for v in 0..=255u8 {
+            for lane in 0..16 {
+                let mut w = [b'5'; 16];
+                w[lane] = v;
+                let want = if v.is_ascii_digit() { 0 } else { 1 << lane };
+                assert_eq!(non_digit_mask(&w), want, "byte {v:#04x} in lane {lane}");
+                assert_eq!(
+                    digit_mask(&w),
+                    0xFFFF & !want,
+                    "byte {v:#04x} in lane {lane}"
+                );
+            }
+        }
     }
 
     #[test]
