@@ -476,7 +476,6 @@ pub(super) fn worker_pool(threads: usize) -> Option<rayon::ThreadPool> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -484,12 +483,12 @@ mod tests {
     /// in its page (the kernel's copy out of the page cache runs at full speed only then),
     /// and they are the file's bytes, for offsets at every phase and a reused buffer.
     #[test]
-    fn file_bytes_land_aligned_like_their_offset() {
+    fn file_bytes_land_aligned_like_their_offset() -> io::Result<()> {
         let text: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8).collect();
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir()?;
         let path = dir.path().join("t.json");
-        std::fs::write(&path, &text).unwrap();
-        let file = File::open(&path).unwrap();
+        std::fs::write(&path, &text)?;
+        let file = File::open(&path)?;
         let plain = Plain::File {
             file: &file,
             len: text.len() as u64,
@@ -508,5 +507,6 @@ mod tests {
                 assert!(f.broken.is_none());
             }
         }
+        Ok(())
     }
 }
