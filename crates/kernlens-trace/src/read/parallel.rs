@@ -128,19 +128,22 @@ pub(crate) struct Cut {
 impl Cut {
     /// 2 MiB regions; events longer than the 64 KiB look-ahead that straddle a region end
     /// are finished by the folding thread. With [`PER_THREAD`] this keeps the buffers in
-    /// flight (about 8 MiB on two threads) inside the last-level cache, where the kernel's
+    /// flight (about 16 MiB on two threads) inside the last-level cache, where the kernel's
     /// copy into them and the workers' reads of them are cheapest: 4 MiB regions read
-    /// 256 KiB ahead, four per thread (34 MiB), cost 7-11% more CPU per plain read and
-    /// 30 MB more peak RSS (PERFORMANCE.md); regions of 1 MiB and less cost more user time
-    /// per byte than they save in the copy.
+    /// 256 KiB ahead (34 MiB in flight) cost more CPU per plain read and 30 MB more peak
+    /// RSS (PERFORMANCE.md); regions of 1 MiB and less cost more user time per byte than
+    /// they save in the copy.
     pub(crate) const DEFAULT: Cut = Cut {
         region: 2 << 20,
         look: 64 << 10,
     };
 }
 
-/// Regions per worker thread in one batch of a plain read.
-const PER_THREAD: usize = 2;
+/// Regions per worker thread in one batch of a plain read. The next batch starts once the
+/// last region of this one is folded, so a worker idles while the fold catches up: two per
+/// thread made `triage` (whose fold is heavier) 1.25x a summary against 1.18x with four, on
+/// an idle host (PERFORMANCE.md, session 8).
+const PER_THREAD: usize = 4;
 
 /// How far a region-start guess looks back for the `}` `,` before its `{`.
 pub(crate) const BACK: usize = 64;
