@@ -236,14 +236,18 @@ struct Launch {
 
 /// Collects events one at a time (e.g. from the trace reader's observer)
 /// and builds a [`LauncherIndex`].
+///
+/// Its maps are looked up once per observed event (every kernel's name, every launch's
+/// correlation), so they hash with foldhash rather than std's SipHash, which was 5% of a
+/// `triage` read's samples on the 827 MB trace (PERFORMANCE.md, session 8).
 pub struct LauncherIndexBuilder {
     opts: LauncherOptions,
-    frames: HashMap<ThreadKey, Vec<Frame>>,
+    frames: foldhash::HashMap<ThreadKey, Vec<Frame>>,
     frame_names: Vec<(String, usize, String)>,
-    frame_ids: HashMap<String, u32>,
-    launches: HashMap<i64, Launch>,
+    frame_ids: foldhash::HashMap<String, u32>,
+    launches: foldhash::HashMap<i64, Launch>,
     kernels: Vec<(String, Vec<i64>)>,
-    kernel_ids: HashMap<String, usize>,
+    kernel_ids: foldhash::HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for LauncherIndexBuilder {
@@ -263,12 +267,12 @@ impl LauncherIndexBuilder {
     pub fn new(opts: LauncherOptions) -> Self {
         LauncherIndexBuilder {
             opts,
-            frames: HashMap::new(),
+            frames: foldhash::HashMap::default(),
             frame_names: Vec::new(),
-            frame_ids: HashMap::new(),
-            launches: HashMap::new(),
+            frame_ids: foldhash::HashMap::default(),
+            launches: foldhash::HashMap::default(),
             kernels: Vec::new(),
-            kernel_ids: HashMap::new(),
+            kernel_ids: foldhash::HashMap::default(),
         }
     }
 
