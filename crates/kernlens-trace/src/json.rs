@@ -29,7 +29,12 @@ impl<'a> RawStr<'a> {
     /// replaced (U+FFFD) rather than rejected: a damaged name still names a kernel.
     pub(crate) fn decode(&self) -> Cow<'a, str> {
         if !self.escaped {
-            return String::from_utf8_lossy(self.raw);
+            // `from_utf8` checks ASCII a word at a time; `from_utf8_lossy` walks the bytes
+            // (`Utf8Chunks`, 6.8% of an observed eager read's instructions): try it first.
+            return match std::str::from_utf8(self.raw) {
+                Ok(text) => Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(self.raw),
+            };
         }
         let mut out: Vec<u8> = Vec::with_capacity(self.raw.len());
         let b = self.raw;

@@ -158,7 +158,6 @@ impl<'o> Feed<'o> {
 
     fn observe(&mut self, ev: &Event<'_>) {
         if let Some(obs) = self.observer.as_deref_mut() {
-            let name = ev.name.decode();
             let cat = match ev.cat {
                 Cat::Kernel => Some("kernel"),
                 Cat::Memcpy => Some("gpu_memcpy"),
@@ -169,6 +168,8 @@ impl<'o> Feed<'o> {
                 _ => None,
             };
             if let Some(cat) = cat {
+                // Decoded only for the kinds observed (not for every CPU op).
+                let name = ev.name.decode();
                 let (pid, tid) = (ev.pid.decode(), ev.tid.decode());
                 obs.observe(&ObservedEvent {
                     cat,
