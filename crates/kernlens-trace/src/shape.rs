@@ -1023,15 +1023,8 @@ mod tests {
             for _ in 0..300 {
                 let mut m = text.to_vec();
                 for _ in 0..rng.usize(1..3) {
-                    let at = rng.usize(0..m.len());
                     let c = *rng.choice(alphabet).unwrap_or(&b' ');
-                    match rng.u8(0..3) {
-                        0 => m[at] = c,
-                        1 => {
-                            m.remove(at);
-                        }
-                        _ => m.insert(at, c),
-                    }
+                    crate::test_files::damage(&mut rng, &mut m, c);
                 }
                 m.extend_from_slice(b", ");
                 tried += 1;

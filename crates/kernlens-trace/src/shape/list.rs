@@ -412,15 +412,8 @@ mod tests {
             // Often damaged: a byte removed, replaced or added.
             let mut b = t.into_bytes();
             if rng.bool() {
-                let at = rng.usize(0..b.len());
                 let c = noise[rng.usize(0..noise.len())];
-                match rng.u8(0..3) {
-                    0 => b[at] = c,
-                    1 => {
-                        b.remove(at);
-                    }
-                    _ => b.insert(at, c),
-                }
+                crate::test_files::damage(&mut rng, &mut b, c);
             }
             b.extend_from_slice(b"}, ");
             tried += 1;
