@@ -443,7 +443,7 @@ impl Collector {
     }
 
     pub(crate) fn fold(&mut self, ev: Event<'_>) {
-        self.fold_named(ev, Numbers::NONE, &mut Resolve::empty());
+        self.fold_named(&ev, Numbers::NONE, &mut Resolve::empty());
     }
 
     /// Folds a GPU record the reader digested: its name, stream and geometry are the
@@ -477,7 +477,7 @@ impl Collector {
 
     /// Folds an event whose name (and meta text) the reader numbered (`n`, numbers of
     /// `keys`' region).
-    pub(crate) fn fold_named(&mut self, ev: Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
+    pub(crate) fn fold_named(&mut self, ev: &Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
         let o = &mut self.out;
         o.event_total += 1;
         // Only the categories analysis itself reads: Python frames (an observer's), flows

@@ -123,8 +123,8 @@ impl<'o> Feed<'o> {
     }
 
     /// [`Feed::fold`] for an event whose name and meta text a region worker numbered.
-    pub(crate) fn fold_named(&mut self, ev: Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
-        self.observe(&ev);
+    pub(crate) fn fold_named(&mut self, ev: &Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
+        self.observe(ev);
         self.fold.fold_named(ev, n, keys);
     }
 

@@ -337,7 +337,7 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
             }
             _ => None,
         };
-        let mut events = r.events.into_iter().zip(r.numbers);
+        let mut events = r.events.iter().zip(r.numbers);
         let mut recs = r.digest.recs.iter().enumerate();
         for digested in r.digested {
             if digested {
