@@ -376,7 +376,15 @@ pub(crate) struct Collector {
     out: Collected,
     pids: Pids,
     meta_ids: MetaIds,
+    /// The big maps were sized for the whole input ([`Collector::presize`]).
+    presized: bool,
 }
+
+/// The share of the input (1 in this) folded before the fold's maps are sized for the
+/// whole of it: late enough that the count is a fair sample (an eager capture's first
+/// megabytes hold twice its mean density of ops), early enough that the rehashes it saves
+/// (each doubling rehashes every entry so far) are most of them.
+const PRESIZE_AFTER: u64 = 8;
 
 /// Whether `name` is `ProfilerStep#<digits>`.
 pub(crate) fn is_profiler_step(name: &[u8]) -> bool {
@@ -425,6 +433,25 @@ impl Collector {
     #[cfg(test)]
     pub(crate) fn collected(&self) -> &Collected {
         &self.out
+    }
+
+    /// Sizes the maps that grow with the trace (launches by correlation, ops by External
+    /// id) for the whole input, from their size when `done` of `total` bytes are read,
+    /// once: growing them by doubling rehashed every entry again at each step
+    /// (`reserve_rehash` was an eighth of the folding thread's instructions on an eager
+    /// capture), and the folding thread is on the read's critical path.
+    pub(crate) fn presize(&mut self, done: u64, total: Option<u64>) {
+        let Some(total) = total else { return };
+        if self.presized || done == 0 || done.saturating_mul(PRESIZE_AFTER) < total {
+            return;
+        }
+        self.presized = true;
+        let whole = |n: usize| (n as u128 * u128::from(total) / u128::from(done)) as usize;
+        let l = &mut self.out.launches;
+        l.links.reserve(whole(l.links.len()).saturating_sub(l.links.len()));
+        l.at.reserve(whole(l.at.len()).saturating_sub(l.at.len()));
+        let ops = &mut self.out.cpu.ops;
+        ops.reserve(whole(ops.len()).saturating_sub(ops.len()));
     }
 
     /// Events counted so far.

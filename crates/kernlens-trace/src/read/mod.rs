@@ -85,6 +85,7 @@ impl<'o> Feed<'o> {
     }
 
     pub(crate) fn progress(&mut self, done: u64, total: Option<u64>) {
+        self.fold.presize(done, total);
         if let Some(p) = self.progress.as_deref_mut() {
             p.progress(done, total);
         }
