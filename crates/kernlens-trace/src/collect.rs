@@ -448,7 +448,8 @@ impl Collector {
         self.presized = true;
         let whole = |n: usize| (n as u128 * u128::from(total) / u128::from(done)) as usize;
         let l = &mut self.out.launches;
-        l.links.reserve(whole(l.links.len()).saturating_sub(l.links.len()));
+        l.links
+            .reserve(whole(l.links.len()).saturating_sub(l.links.len()));
         l.at.reserve(whole(l.at.len()).saturating_sub(l.at.len()));
         let ops = &mut self.out.cpu.ops;
         ops.reserve(whole(ops.len()).saturating_sub(ops.len()));
@@ -505,31 +506,79 @@ impl Collector {
     /// Folds an event whose name (and meta text) the reader numbered (`n`, numbers of
     /// `keys`' region).
     pub(crate) fn fold_named(&mut self, ev: &Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
+        if ev.cat.is_gpu() {
+            self.fold_gpu_event(ev, n, keys);
+        } else {
+            self.fold_brief(&Brief::of(ev, n, NO_NAME), Some(ev), keys);
+        }
+    }
+
+    /// Folds a GPU event the reader did not digest (the streaming path, escaped names).
+    fn fold_gpu_event(&mut self, ev: &Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
         let o = &mut self.out;
         o.event_total += 1;
-        // Only the categories analysis itself reads: Python frames (an observer's), flows
-        // and others (split's) would move the start with who is listening.
-        if ev.ph_x && !matches!(ev.cat, Cat::PythonFunction | Cat::Flow | Cat::Other) {
+        if ev.ph_x {
             o.first_complete_ts = Some(o.first_complete_ts.map_or(ev.ts, |t| t.min(ev.ts)));
         }
-        // Name tests run on the raw bytes unless escapes make the text differ.
-        let name_bytes: std::borrow::Cow<'_, [u8]> = if ev.name.escaped {
-            std::borrow::Cow::Owned(ev.name.decode().into_owned().into_bytes())
+        let kind = if ev.cat == Cat::Kernel {
+            GpuKind::Kernel
         } else {
-            std::borrow::Cow::Borrowed(ev.name.raw)
+            GpuKind::Memcpy
         };
-        match ev.cat {
+        let device = ev.args.device.or(ev.pid.as_int());
+        let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
+            o.gpu.geometries.intern((ev.args.grid, ev.args.block))
+        } else {
+            NONE
+        };
+        let name = keys.name(n.name, &ev.name, &mut o.names);
+        let stream = o
+            .gpu
+            .streams
+            .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
+        o.gpu.recs.push(GpuRec::new(
+            ev.ts,
+            ev.dur,
+            ev.args.correlation,
+            device,
+            name,
+            stream,
+            geometry,
+            kind,
+        ));
+    }
+
+    /// Folds a kept event other than a GPU one: a [`Brief`] a region worker made, or one
+    /// made here of `own`, the full event (whose text then stands in for the numbers the
+    /// brief does not have).
+    pub(crate) fn fold_brief(
+        &mut self,
+        b: &Brief,
+        own: Option<&Event<'_>>,
+        keys: &mut Resolve<'_, '_>,
+    ) {
+        let o = &mut self.out;
+        o.event_total += 1;
+        let ph_x = b.has(Brief::PH_X);
+        // Only the categories analysis itself reads: Python frames (an observer's), flows
+        // and others (split's) would move the start with who is listening.
+        if ph_x && !matches!(b.cat, Cat::PythonFunction | Cat::Flow | Cat::Other) {
+            o.first_complete_ts = Some(o.first_complete_ts.map_or(b.ts, |t| t.min(b.ts)));
+        }
+        let own_name = own.map_or(&EMPTY, |e| &e.name);
+        let own_pid = own.map(|e| &e.pid);
+        match b.cat {
             Cat::Runtime | Cat::Driver => {
-                let Some(corr) = ev.args.correlation else {
+                let Some(corr) = b.corr() else {
                     return;
                 };
-                if let Some(ext) = ev.args.external_id {
+                if let Some(ext) = b.ext() {
                     o.launches.links.insert(corr, ext);
                 }
-                let pid = self.pids.id(&ev.pid);
-                o.launches.at.insert(corr, LaunchAt { ts: ev.ts, pid });
-                if is_graph_launch(&name_bytes) {
-                    if ev.cat == Cat::Runtime {
+                let pid = keys.pid(b.pid, own_pid, &mut self.pids);
+                o.launches.at.insert(corr, LaunchAt { ts: b.ts, pid });
+                if b.has(Brief::GRAPH) {
+                    if b.cat == Cat::Runtime {
                         o.launches.runtime_graph.insert(corr);
                     } else {
                         o.launches.driver_graph.insert(corr);
@@ -537,14 +586,15 @@ impl Collector {
                 }
             }
             Cat::CpuOp => {
-                let step = ev.ph_x && is_profiler_step(&name_bytes);
-                if let Some(ext) = ev.args.external_id {
-                    let name = keys.name(n.name, &ev.name, &mut o.names);
+                let step = ph_x && b.has(Brief::STEP);
+                if let Some(ext) = b.ext() {
+                    let name = keys.name(b.name, own_name, &mut o.names);
                     match o.cpu.ops.entry(ext) {
                         Entry::Occupied(mut info) => info.get_mut().name = name,
                         Entry::Vacant(slot) => {
+                            let args = own.map(|e| &e.args);
                             let meta =
-                                keys.meta(n.meta, &ev.args, &mut o.cpu.metas, &mut self.meta_ids);
+                                keys.meta(b.meta, args, &mut o.cpu.metas, &mut self.meta_ids);
                             slot.insert(OpInfo { name, meta });
                         }
                     }
@@ -552,12 +602,12 @@ impl Collector {
                 // Spans that can twin a GPU annotation (trace.md "Annotation coverage check") are kept; namespaced ATen
                 // ops (`aten::mm`) never do, and keeping every op span would make memory
                 // grow with the CPU side of the trace.
-                if ev.ph_x && (step || !is_namespaced(&name_bytes)) {
-                    let pid = self.pids.id(&ev.pid);
+                if ph_x && (step || !b.has(Brief::NAMESPACED)) {
+                    let pid = keys.pid(b.pid, own_pid, &mut self.pids);
                     let span = Span {
-                        name: keys.name(n.name, &ev.name, &mut o.names),
-                        ts: ev.ts,
-                        dur: ev.dur,
+                        name: keys.name(b.name, own_name, &mut o.names),
+                        ts: b.ts,
+                        dur: b.dur,
                         pid,
                     };
                     if step {
@@ -567,57 +617,135 @@ impl Collector {
                 }
             }
             Cat::UserAnnotation => {
-                let pid = self.pids.id(&ev.pid);
+                let pid = keys.pid(b.pid, own_pid, &mut self.pids);
                 let span = Span {
-                    name: keys.name(n.name, &ev.name, &mut o.names),
-                    ts: ev.ts,
-                    dur: ev.dur,
+                    name: keys.name(b.name, own_name, &mut o.names),
+                    ts: b.ts,
+                    dur: b.dur,
                     pid,
                 };
-                if is_profiler_step(&name_bytes) {
+                if b.has(Brief::STEP) {
                     o.cpu.steps.push(span);
                 }
                 o.cpu.spans.push(span);
             }
             Cat::GpuUserAnnotation => {
-                let name = keys.name(n.name, &ev.name, &mut o.names);
+                let name = keys.name(b.name, own_name, &mut o.names);
                 o.gpu.annotations.push(Span {
                     name,
-                    ts: ev.ts,
-                    dur: ev.dur,
+                    ts: b.ts,
+                    dur: b.dur,
                     pid: NONE,
                 });
             }
-            Cat::Kernel | Cat::Memcpy | Cat::Memset => {
-                let kind = if ev.cat == Cat::Kernel {
-                    GpuKind::Kernel
-                } else {
-                    GpuKind::Memcpy
-                };
-                let device = ev.args.device.or(ev.pid.as_int());
-                let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
-                    o.gpu.geometries.intern((ev.args.grid, ev.args.block))
-                } else {
-                    NONE
-                };
-                let name = keys.name(n.name, &ev.name, &mut o.names);
-                let stream = o
-                    .gpu
-                    .streams
-                    .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
-                o.gpu.recs.push(GpuRec::new(
-                    ev.ts,
-                    ev.dur,
-                    ev.args.correlation,
-                    device,
-                    name,
-                    stream,
-                    geometry,
-                    kind,
-                ));
-            }
-            Cat::PythonFunction | Cat::Flow | Cat::Other => {}
+            // GPU events are folded as records (`fold_gpu`, `fold_gpu_event`).
+            Cat::Kernel
+            | Cat::Memcpy
+            | Cat::Memset
+            | Cat::PythonFunction
+            | Cat::Flow
+            | Cat::Other => {}
         }
+    }
+}
+
+/// A kept event other than a GPU one, as the fold reads it: the few fields
+/// [`Collector::fold_brief`] uses of its category, its name's and meta text's numbers in
+/// its region, and the tests on its name made by the region worker that read it. A full
+/// [`Event`] is ~320 bytes of which the fold reads a few dozen, and an eager capture's
+/// kept events are mostly ops and launches: folding these, the folding thread reads a
+/// sixth of the bytes and tests no names.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Brief {
+    ts: i64,
+    dur: i64,
+    corr: i64,
+    ext: i64,
+    /// The name's and meta text's numbers ([`NO_NAME`]: the full event's own text).
+    name: u32,
+    meta: u32,
+    /// The pid's number in its region ([`NO_NAME`]: the full event's own pid).
+    pid: u32,
+    cat: Cat,
+    flags: u8,
+}
+
+impl Brief {
+    const PH_X: u8 = 1;
+    /// The name is `ProfilerStep#N`.
+    const STEP: u8 = 1 << 1;
+    /// The name holds `::` (tested for complete ops only).
+    const NAMESPACED: u8 = 1 << 2;
+    /// A runtime or driver `…GraphLaunch` call.
+    const GRAPH: u8 = 1 << 3;
+    const HAS_CORR: u8 = 1 << 4;
+    const HAS_EXT: u8 = 1 << 5;
+
+    /// Whether a region worker folds `ev` to a brief: the categories the fold keeps
+    /// briefs of, their names numbered (an escaped one is not), and not a kind an observer
+    /// is shown (it sees the full event, `Feed::observe`).
+    #[inline]
+    pub(crate) fn fits(ev: &Event<'_>, observed: bool) -> bool {
+        match ev.cat {
+            Cat::Runtime | Cat::Driver => !observed,
+            Cat::CpuOp | Cat::UserAnnotation | Cat::GpuUserAnnotation => !ev.name.escaped,
+            _ => false,
+        }
+    }
+
+    /// The brief of `ev`, numbered `n` (and `pid`) in its region.
+    #[inline]
+    pub(crate) fn of(ev: &Event<'_>, n: Numbers, pid: u32) -> Brief {
+        // Name tests run on the raw bytes unless escapes make the text differ.
+        let name: std::borrow::Cow<'_, [u8]> = if ev.name.escaped {
+            std::borrow::Cow::Owned(ev.name.decode().into_owned().into_bytes())
+        } else {
+            std::borrow::Cow::Borrowed(ev.name.raw)
+        };
+        let mut flags = 0;
+        let mut set = |flag: u8, on: bool| {
+            if on {
+                flags |= flag;
+            }
+        };
+        set(Brief::PH_X, ev.ph_x);
+        set(Brief::HAS_CORR, ev.args.correlation.is_some());
+        set(Brief::HAS_EXT, ev.args.external_id.is_some());
+        match ev.cat {
+            Cat::Runtime | Cat::Driver => set(Brief::GRAPH, is_graph_launch(&name)),
+            Cat::CpuOp => {
+                set(Brief::STEP, is_profiler_step(&name));
+                set(Brief::NAMESPACED, ev.ph_x && is_namespaced(&name));
+            }
+            Cat::UserAnnotation => set(Brief::STEP, is_profiler_step(&name)),
+            _ => {}
+        }
+        Brief {
+            ts: ev.ts,
+            dur: ev.dur,
+            corr: ev.args.correlation.unwrap_or(0),
+            ext: ev.args.external_id.unwrap_or(0),
+            name: n.name,
+            meta: n.meta,
+            pid,
+            cat: ev.cat,
+            flags,
+        }
+    }
+
+    #[inline]
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// `args.correlation`, when it was an integer.
+    fn corr(&self) -> Option<i64> {
+        self.has(Brief::HAS_CORR).then_some(self.corr)
+    }
+
+    /// `args["External id"]`, when it was an integer.
+    fn ext(&self) -> Option<i64> {
+        self.has(Brief::HAS_EXT).then_some(self.ext)
     }
 }
 
@@ -775,16 +903,23 @@ impl<'a> Digest<'a> {
 pub(crate) struct Resolve<'r, 'a> {
     names: Lazy<'r, &'a [u8]>,
     metas: Lazy<'r, MetaText<'a>>,
+    pids: Lazy<'r, IdRaw<'a>>,
     streams: Lazy<'r, (IdRaw<'a>, IdRaw<'a>)>,
     geometries: Lazy<'r, Geometry>,
 }
 
 impl<'r, 'a> Resolve<'r, 'a> {
-    /// The resolver of a region's numbers: its names, meta texts and digest.
-    pub(crate) fn new(names: &'r [&'a [u8]], metas: &'r [MetaText<'a>], d: &'r Digest<'a>) -> Self {
+    /// The resolver of a region's numbers: its names, meta texts, pids and digest.
+    pub(crate) fn new(
+        names: &'r [&'a [u8]],
+        metas: &'r [MetaText<'a>],
+        pids: &'r [IdRaw<'a>],
+        d: &'r Digest<'a>,
+    ) -> Self {
         Resolve {
             names: Lazy::new(names),
             metas: Lazy::new(metas),
+            pids: Lazy::new(pids),
             streams: Lazy::new(d.streams.values()),
             geometries: Lazy::new(d.geometries.values()),
         }
@@ -795,6 +930,7 @@ impl<'r, 'a> Resolve<'r, 'a> {
         Resolve {
             names: Lazy::new(&[]),
             metas: Lazy::new(&[]),
+            pids: Lazy::new(&[]),
             streams: Lazy::new(&[]),
             geometries: Lazy::new(&[]),
         }
@@ -818,7 +954,7 @@ impl<'r, 'a> Resolve<'r, 'a> {
     fn meta(
         &mut self,
         n: u32,
-        args: &Args<'_>,
+        args: Option<&Args<'_>>,
         metas: &mut Interner<Meta>,
         ids: &mut MetaIds,
     ) -> u32 {
@@ -826,7 +962,18 @@ impl<'r, 'a> Resolve<'r, 'a> {
             return NONE;
         }
         let numbered = self.metas.resolve(n, |text| meta_id(metas, ids, text));
-        numbered.unwrap_or_else(|| MetaText::of(args).map_or(NONE, |t| meta_id(metas, ids, &t)))
+        numbered.unwrap_or_else(|| {
+            args.and_then(MetaText::of)
+                .map_or(NONE, |t| meta_id(metas, ids, &t))
+        })
+    }
+
+    /// The interned id of a pid the reader numbered `n`, or of `pid` itself when it did
+    /// not.
+    #[inline]
+    fn pid(&mut self, n: u32, pid: Option<&IdRaw<'_>>, pids: &mut Pids) -> u32 {
+        let numbered = self.pids.resolve(n, |p| pids.id(p));
+        numbered.unwrap_or_else(|| pids.id(pid.unwrap_or(&IdRaw::Null)))
     }
 }
 
@@ -878,18 +1025,24 @@ mod tests {
                 metas: Lazy::new(&keys),
                 ..Resolve::empty()
             };
-            r.meta(0, &args, &mut metas, &mut ids)
+            r.meta(0, Some(&args), &mut metas, &mut ids)
         };
-        let own = region.meta(NO_NAME, &args, &mut metas, &mut ids);
+        let own = region.meta(NO_NAME, Some(&args), &mut metas, &mut ids);
         assert_eq!((numbered, own), (0, 0));
         assert_eq!(metas.values()[0].shapes, vec![vec![2, 3], vec![]]);
-        assert_eq!(region.meta(NONE_META, &args, &mut metas, &mut ids), NONE);
+        assert_eq!(
+            region.meta(NONE_META, Some(&args), &mut metas, &mut ids),
+            NONE
+        );
         // `Input Dims: []` alone normalises to nothing: no meta.
         let empty = Args {
             input_dims: Some(b"[]"),
             ..Args::default()
         };
-        assert_eq!(region.meta(NO_NAME, &empty, &mut metas, &mut ids), NONE);
+        assert_eq!(
+            region.meta(NO_NAME, Some(&empty), &mut metas, &mut ids),
+            NONE
+        );
     }
 
     #[test]
