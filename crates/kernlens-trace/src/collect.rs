@@ -509,7 +509,7 @@ impl Collector {
         if ev.cat.is_gpu() {
             self.fold_gpu_event(ev, n, keys);
         } else {
-            self.fold_brief(&Brief::of(ev, n, NO_NAME), Some(ev), keys);
+            self.fold_brief(&Brief::whole(ev, n), Some(ev), keys);
         }
     }
 
@@ -673,8 +673,8 @@ pub(crate) struct Brief {
 impl Brief {
     const PH_X: u8 = 1;
     /// The name is `ProfilerStep#N`.
-    const STEP: u8 = 1 << 1;
-    /// The name holds `::` (tested for complete ops only).
+    pub(crate) const STEP: u8 = 1 << 1;
+    /// The name holds `::`.
     const NAMESPACED: u8 = 1 << 2;
     /// A runtime or driver `…GraphLaunch` call.
     const GRAPH: u8 = 1 << 3;
@@ -693,32 +693,51 @@ impl Brief {
         }
     }
 
-    /// The brief of `ev`, numbered `n` (and `pid`) in its region.
-    #[inline]
-    pub(crate) fn of(ev: &Event<'_>, n: Numbers, pid: u32) -> Brief {
-        // Name tests run on the raw bytes unless escapes make the text differ.
-        let name: std::borrow::Cow<'_, [u8]> = if ev.name.escaped {
-            std::borrow::Cow::Owned(ev.name.decode().into_owned().into_bytes())
-        } else {
-            std::borrow::Cow::Borrowed(ev.name.raw)
-        };
+    /// The tests on a name that the fold reads ([`Brief::STEP`], [`Brief::NAMESPACED`],
+    /// [`Brief::GRAPH`]), whatever the category (the fold asks each category only its
+    /// own): a region worker makes them once per distinct name.
+    pub(crate) fn name_flags(name: &[u8]) -> u8 {
         let mut flags = 0;
-        let mut set = |flag: u8, on: bool| {
+        for (flag, on) in [
+            (Brief::STEP, is_profiler_step(name)),
+            (Brief::NAMESPACED, is_namespaced(name)),
+            (Brief::GRAPH, is_graph_launch(name)),
+        ] {
             if on {
                 flags |= flag;
             }
-        };
-        set(Brief::PH_X, ev.ph_x);
-        set(Brief::HAS_CORR, ev.args.correlation.is_some());
-        set(Brief::HAS_EXT, ev.args.external_id.is_some());
-        match ev.cat {
-            Cat::Runtime | Cat::Driver => set(Brief::GRAPH, is_graph_launch(&name)),
-            Cat::CpuOp => {
-                set(Brief::STEP, is_profiler_step(&name));
-                set(Brief::NAMESPACED, ev.ph_x && is_namespaced(&name));
+        }
+        flags
+    }
+
+    /// The tests on `ev`'s name ([`Brief::name_flags`]), on the raw bytes unless escapes
+    /// make the text differ.
+    pub(crate) fn text_flags(ev: &Event<'_>) -> u8 {
+        if ev.name.escaped {
+            Brief::name_flags(ev.name.decode().as_bytes())
+        } else {
+            Brief::name_flags(ev.name.raw)
+        }
+    }
+
+    /// The brief of a whole event the fold was handed.
+    fn whole(ev: &Event<'_>, n: Numbers) -> Brief {
+        Brief::of(ev, n, NO_NAME, Brief::text_flags(ev))
+    }
+
+    /// The brief of `ev`, numbered `n` (and `pid`) in its region, its name's tests
+    /// `name_flags`.
+    #[inline]
+    pub(crate) fn of(ev: &Event<'_>, n: Numbers, pid: u32, name_flags: u8) -> Brief {
+        let mut flags = name_flags;
+        for (flag, on) in [
+            (Brief::PH_X, ev.ph_x),
+            (Brief::HAS_CORR, ev.args.correlation.is_some()),
+            (Brief::HAS_EXT, ev.args.external_id.is_some()),
+        ] {
+            if on {
+                flags |= flag;
             }
-            Cat::UserAnnotation => set(Brief::STEP, is_profiler_step(&name)),
-            _ => {}
         }
         Brief {
             ts: ev.ts,
@@ -787,7 +806,10 @@ impl Numbers {
         names: &mut Interner<&'a [u8]>,
         metas: &mut Interner<MetaText<'a>>,
     ) -> Numbers {
-        let name = if ev.name.escaped || !names_interned(ev.cat) {
+        // Launch names are numbered for the worker's name tests only: the fold never
+        // interns them.
+        let numbered = names_interned(ev.cat) || matches!(ev.cat, Cat::Runtime | Cat::Driver);
+        let name = if ev.name.escaped || !numbered {
             NO_NAME
         } else {
             names.intern_keyed(ev.name.raw, bytes_key(ev.name.raw))

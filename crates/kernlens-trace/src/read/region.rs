@@ -235,6 +235,9 @@ pub(crate) struct Region<'a> {
     numbers: Vec<Numbers>,
     /// The distinct pids of the region's briefs, numbered by the worker.
     pids: Interner<IdRaw<'a>>,
+    /// Per name number: the tests on that name ([`Brief::name_flags`]), made the first
+    /// time a brief needs them ([`UNTESTED`] until then).
+    name_flags: Vec<u8>,
     /// An observer is served: the kinds it sees are kept whole.
     observed: bool,
     /// The distinct names of the region's events, numbered by the worker (in parallel,
@@ -273,7 +276,8 @@ impl Region<'_> {
                 Kept::Gpu
             } else if Brief::fits(ev, self.observed) {
                 let pid = self.pids.intern_repeat(ev.pid);
-                self.briefs.push(Brief::of(ev, n, pid));
+                let flags = name_flags(&mut self.name_flags, ev, n.name);
+                self.briefs.push(Brief::of(ev, n, pid, flags));
                 Kept::Brief
             } else {
                 self.numbers.push(n);
@@ -286,6 +290,29 @@ impl Region<'_> {
             }
         }
     }
+}
+
+/// A name number whose tests are not made yet.
+const UNTESTED: u8 = u8::MAX;
+
+/// The tests on the name of `ev`, numbered `n` in its region: made once per number (an
+/// eager step's ops repeat a few hundred names), or every time for a name not numbered
+/// (escaped).
+fn name_flags(flags: &mut Vec<u8>, ev: &Event<'_>, n: u32) -> u8 {
+    let Some(i) = usize::try_from(n)
+        .ok()
+        .filter(|_| n != crate::collect::NO_NAME)
+    else {
+        return Brief::text_flags(ev);
+    };
+    if flags.len() <= i {
+        // Names of other events (GPU ones) took the numbers between.
+        flags.resize(i + 1, UNTESTED);
+    }
+    if flags[i] == UNTESTED {
+        flags[i] = Brief::text_flags(ev);
+    }
+    flags[i]
 }
 
 /// Bytes of a region per event its lists are sized for before the walk: about what a
@@ -320,6 +347,7 @@ impl Analyse<'_> {
             kinds: Vec::with_capacity(2 * n),
             numbers: Vec::with_capacity(whole),
             pids: Interner::default(),
+            name_flags: Vec::new(),
             observed: self.observed,
             names: Interner::default(),
             metas: Interner::default(),
