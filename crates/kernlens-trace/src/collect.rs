@@ -3,8 +3,7 @@
 //! finishes into [`Collected`], which later stages only read, each through the group it
 //! needs (`Gpu`, `Launches`, `Cpu`) and the names.
 
-use std::collections::hash_map::Entry;
-
+use crate::dense::DenseMap;
 use crate::event::{Args, Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
 use crate::gpu::GpuRecs;
 use crate::intern::{Interner, Map, Set, StrInterner, bytes_key};
@@ -239,7 +238,7 @@ impl Launches {
 /// The CPU side: ops by External id with their metas, and the spans that can mark steps.
 #[derive(Default)]
 pub(crate) struct Cpu {
-    ops: Map<i64, OpInfo>,
+    ops: DenseMap<OpInfo>,
     metas: Interner<Meta>,
     steps: Vec<Span>,
     spans: Vec<Span>,
@@ -248,7 +247,7 @@ pub(crate) struct Cpu {
 impl Cpu {
     /// The op with External id `ext`.
     pub(crate) fn op(&self, ext: i64) -> Option<&OpInfo> {
-        self.ops.get(&ext)
+        self.ops.get(ext)
     }
 
     /// How many ops were kept.
@@ -589,15 +588,16 @@ impl Collector {
                 let step = ph_x && b.has(Brief::STEP);
                 if let Some(ext) = b.ext() {
                     let name = keys.name(b.name, own_name, &mut o.names);
-                    match o.cpu.ops.entry(ext) {
-                        Entry::Occupied(mut info) => info.get_mut().name = name,
-                        Entry::Vacant(slot) => {
+                    let (metas, meta_ids) = (&mut o.cpu.metas, &mut self.meta_ids);
+                    o.cpu.ops.upsert(
+                        ext,
+                        |info| info.name = name,
+                        || {
                             let args = own.map(|e| &e.args);
-                            let meta =
-                                keys.meta(b.meta, args, &mut o.cpu.metas, &mut self.meta_ids);
-                            slot.insert(OpInfo { name, meta });
-                        }
-                    }
+                            let meta = keys.meta(b.meta, args, metas, meta_ids);
+                            OpInfo { name, meta }
+                        },
+                    );
                 }
                 // Spans that can twin a GPU annotation (trace.md "Annotation coverage check") are kept; namespaced ATen
                 // ops (`aten::mm`) never do, and keeping every op span would make memory
