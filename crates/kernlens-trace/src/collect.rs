@@ -505,10 +505,14 @@ impl Collector {
     /// Folds an event whose name (and meta text) the reader numbered (`n`, numbers of
     /// `keys`' region).
     pub(crate) fn fold_named(&mut self, ev: &Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
-        if ev.cat.is_gpu() {
-            self.fold_gpu_event(ev, n, keys);
-        } else {
-            self.fold_brief(&Brief::whole(ev, n), Some(ev), keys);
+        match ev.cat {
+            Cat::Kernel | Cat::Memcpy | Cat::Memset => self.fold_gpu_event(ev, n, keys),
+            // Only counted (an observer's Python frames, split's flows and others).
+            Cat::PythonFunction | Cat::Flow | Cat::Other => self.out.event_total += 1,
+            _ => {
+                let flags = keys.name_flags(n.name);
+                self.fold_brief(&Brief::whole(ev, n, flags), Some(ev), keys);
+            }
         }
     }
 
@@ -680,6 +684,8 @@ impl Brief {
     const GRAPH: u8 = 1 << 3;
     const HAS_CORR: u8 = 1 << 4;
     const HAS_EXT: u8 = 1 << 5;
+    /// In a region's table of name tests: a name not tested yet.
+    pub(crate) const UNTESTED: u8 = u8::MAX;
 
     /// Whether a region worker folds `ev` to a brief: the categories the fold keeps
     /// briefs of, their names numbered (an escaped one is not), and not a kind an observer
@@ -720,9 +726,11 @@ impl Brief {
         }
     }
 
-    /// The brief of a whole event the fold was handed.
-    fn whole(ev: &Event<'_>, n: Numbers) -> Brief {
-        Brief::of(ev, n, NO_NAME, Brief::text_flags(ev))
+    /// The brief of a whole event the fold was handed, with the tests its region's
+    /// worker made on its name (`known`), or made here.
+    fn whole(ev: &Event<'_>, n: Numbers, known: Option<u8>) -> Brief {
+        let flags = known.unwrap_or_else(|| Brief::text_flags(ev));
+        Brief::of(ev, n, NO_NAME, flags)
     }
 
     /// The brief of `ev`, numbered `n` (and `pid`) in its region, its name's tests
@@ -926,14 +934,18 @@ pub(crate) struct Resolve<'r, 'a> {
     names: Lazy<'r, &'a [u8]>,
     metas: Lazy<'r, MetaText<'a>>,
     pids: Lazy<'r, IdRaw<'a>>,
+    /// Per name number: the tests the worker made on it ([`Brief::UNTESTED`]: none).
+    name_flags: &'r [u8],
     streams: Lazy<'r, (IdRaw<'a>, IdRaw<'a>)>,
     geometries: Lazy<'r, Geometry>,
 }
 
 impl<'r, 'a> Resolve<'r, 'a> {
-    /// The resolver of a region's numbers: its names, meta texts, pids and digest.
+    /// The resolver of a region's numbers: its names (and the tests on them), meta
+    /// texts, pids and digest.
     pub(crate) fn new(
         names: &'r [&'a [u8]],
+        name_flags: &'r [u8],
         metas: &'r [MetaText<'a>],
         pids: &'r [IdRaw<'a>],
         d: &'r Digest<'a>,
@@ -942,6 +954,7 @@ impl<'r, 'a> Resolve<'r, 'a> {
             names: Lazy::new(names),
             metas: Lazy::new(metas),
             pids: Lazy::new(pids),
+            name_flags,
             streams: Lazy::new(d.streams.values()),
             geometries: Lazy::new(d.geometries.values()),
         }
@@ -953,6 +966,7 @@ impl<'r, 'a> Resolve<'r, 'a> {
             names: Lazy::new(&[]),
             metas: Lazy::new(&[]),
             pids: Lazy::new(&[]),
+            name_flags: &[],
             streams: Lazy::new(&[]),
             geometries: Lazy::new(&[]),
         }
@@ -988,6 +1002,12 @@ impl<'r, 'a> Resolve<'r, 'a> {
             args.and_then(MetaText::of)
                 .map_or(NONE, |t| meta_id(metas, ids, &t))
         })
+    }
+
+    /// The tests the region's worker made on the name it numbered `n`, if it made them.
+    fn name_flags(&self, n: u32) -> Option<u8> {
+        let flags = *self.name_flags.get(usize::try_from(n).ok()?)?;
+        (flags != Brief::UNTESTED).then_some(flags)
     }
 
     /// The interned id of a pid the reader numbered `n`, or of `pid` itself when it did

@@ -9,7 +9,7 @@
 use crate::collect::{Brief, Digest, MetaText, Numbers, Resolve};
 
 use super::{Feed, Sight};
-use crate::event::{Event, IdRaw, Wanted};
+use crate::event::{Cat, Event, IdRaw, Wanted};
 use crate::intern::Interner;
 use crate::options::Limits;
 use crate::scan::{self, ErrorLog, Form, Problem, Put, Step};
@@ -236,7 +236,7 @@ pub(crate) struct Region<'a> {
     /// The distinct pids of the region's briefs, numbered by the worker.
     pids: Interner<IdRaw<'a>>,
     /// Per name number: the tests on that name ([`Brief::name_flags`]), made the first
-    /// time a brief needs them ([`UNTESTED`] until then).
+    /// time a brief or a whole launch needs them ([`Brief::UNTESTED`] until then).
     name_flags: Vec<u8>,
     /// An observer is served: the kinds it sees are kept whole.
     observed: bool,
@@ -280,6 +280,10 @@ impl Region<'_> {
                 self.briefs.push(Brief::of(ev, n, pid, flags));
                 Kept::Brief
             } else {
+                // An observed launch's name is tested here too, once per name.
+                if matches!(ev.cat, Cat::Runtime | Cat::Driver) {
+                    name_flags(&mut self.name_flags, ev, n.name);
+                }
                 self.numbers.push(n);
                 Kept::Event
             };
@@ -291,9 +295,6 @@ impl Region<'_> {
         }
     }
 }
-
-/// A name number whose tests are not made yet.
-const UNTESTED: u8 = u8::MAX;
 
 /// The tests on the name of `ev`, numbered `n` in its region: made once per number (an
 /// eager step's ops repeat a few hundred names), or every time for a name not numbered
@@ -307,9 +308,9 @@ fn name_flags(flags: &mut Vec<u8>, ev: &Event<'_>, n: u32) -> u8 {
     };
     if flags.len() <= i {
         // Names of other events (GPU ones) took the numbers between.
-        flags.resize(i + 1, UNTESTED);
+        flags.resize(i + 1, Brief::UNTESTED);
     }
-    if flags[i] == UNTESTED {
+    if flags[i] == Brief::UNTESTED {
         flags[i] = Brief::text_flags(ev);
     }
     flags[i]
@@ -389,6 +390,7 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
         r.walked.log(base, log);
         let mut resolve = Resolve::new(
             r.names.values(),
+            &r.name_flags,
             r.metas.values(),
             r.pids.values(),
             &r.digest,
