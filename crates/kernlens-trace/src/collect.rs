@@ -197,12 +197,21 @@ impl Gpu {
     }
 }
 
+/// A correlation's launch: the External id it links to, and where and when (the last
+/// given of each).
+#[derive(Debug, Clone, Copy)]
+struct Launch {
+    ext: Option<i64>,
+    at: LaunchAt,
+}
+
 /// The CPU launches of GPU work, by correlation: the External id each links to, where and
 /// when it was launched, and which were graph launches.
 #[derive(Default)]
 pub(crate) struct Launches {
-    links: Map<i64, i64>,
-    at: Map<i64, LaunchAt>,
+    /// One map for both (a launch without an External id has only its place): one
+    /// look-up per launch where two maps took two.
+    by_corr: Map<i64, Launch>,
     runtime_graph: Set<i64>,
     driver_graph: Set<i64>,
 }
@@ -210,12 +219,12 @@ pub(crate) struct Launches {
 impl Launches {
     /// The External id (CPU op) correlation `corr` links to.
     pub(crate) fn external(&self, corr: i64) -> Option<i64> {
-        self.links.get(&corr).copied()
+        self.by_corr.get(&corr)?.ext
     }
 
     /// Where and when correlation `corr` was launched.
     pub(crate) fn at(&self, corr: i64) -> Option<&LaunchAt> {
-        self.at.get(&corr)
+        self.by_corr.get(&corr).map(|l| &l.at)
     }
 
     /// Correlations of runtime `…GraphLaunch` calls.
@@ -231,7 +240,7 @@ impl Launches {
     /// Every `(correlation, External id)` link, in no order.
     #[cfg(test)]
     pub(crate) fn links(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
-        self.links.iter().map(|(&k, &x)| (k, x))
+        self.by_corr.iter().filter_map(|(&k, l)| Some((k, l.ext?)))
     }
 }
 
@@ -447,9 +456,8 @@ impl Collector {
         self.presized = true;
         let whole = |n: usize| (n as u128 * u128::from(total) / u128::from(done)) as usize;
         let l = &mut self.out.launches;
-        l.links
-            .reserve(whole(l.links.len()).saturating_sub(l.links.len()));
-        l.at.reserve(whole(l.at.len()).saturating_sub(l.at.len()));
+        l.by_corr
+            .reserve(whole(l.by_corr.len()).saturating_sub(l.by_corr.len()));
         let ops = &mut self.out.cpu.ops;
         ops.reserve(whole(ops.len()).saturating_sub(ops.len()));
     }
@@ -575,11 +583,17 @@ impl Collector {
                 let Some(corr) = b.corr() else {
                     return;
                 };
-                if let Some(ext) = b.ext() {
-                    o.launches.links.insert(corr, ext);
-                }
                 let pid = keys.pid(b.pid, own_pid, &mut self.pids);
-                o.launches.at.insert(corr, LaunchAt { ts: b.ts, pid });
+                let (ext, at) = (b.ext(), LaunchAt { ts: b.ts, pid });
+                o.launches
+                    .by_corr
+                    .entry(corr)
+                    .and_modify(|l| {
+                        l.at = at;
+                        // A later launch without an External id keeps the link.
+                        l.ext = ext.or(l.ext);
+                    })
+                    .or_insert(Launch { ext, at });
                 if b.has(Brief::GRAPH) {
                     if b.cat == Cat::Runtime {
                         o.launches.runtime_graph.insert(corr);
@@ -1085,6 +1099,42 @@ mod tests {
             region.meta(NO_NAME, Some(&empty), &mut metas, &mut ids),
             NONE
         );
+    }
+
+    /// A correlation launched again keeps the last place and time, and the last
+    /// External id given: a later launch without one does not unlink it.
+    #[test]
+    fn a_relaunched_correlation_keeps_its_last_link_and_place() {
+        let launch = |ts: i64, ext: Option<i64>| Event {
+            cat: Cat::Runtime,
+            ph_x: true,
+            ph_m: false,
+            id: None,
+            name: raw("cudaLaunchKernel"),
+            pid: IdRaw::Int(ts),
+            tid: IdRaw::Int(1),
+            ts,
+            dur: 1,
+            args: Args {
+                correlation: Some(5),
+                external_id: ext,
+                ..Args::default()
+            },
+        };
+        let mut c = Collector::default();
+        let mut steps = [
+            (10, Some(7), Some(7)),
+            (20, None, Some(7)),
+            (30, Some(9), Some(9)),
+        ]
+        .into_iter()
+        .map(|(ts, ext, linked)| {
+            c.fold(launch(ts, ext));
+            let l = &c.collected().launches;
+            (l.external(5), l.at(5).map(|a| a.ts), linked, ts)
+        });
+        assert!(steps.all(|(ext, at, linked, ts)| ext == linked && at == Some(ts)));
+        assert_eq!(c.collected().launches.links().count(), 1);
     }
 
     #[test]
