@@ -6,7 +6,7 @@
 //! element is a [`Scanner`], and what the reading thread does with a region's result is a
 //! [`Folder`].
 
-use crate::collect::{Brief, Digest, MetaText, Numbers, Resolve};
+use crate::collect::{Brief, Digest, MetaText, NO_NAME, Numbers, Resolve};
 
 use super::{Feed, Sight};
 use crate::event::{Cat, Event, IdRaw, Wanted};
@@ -300,12 +300,10 @@ impl Region<'_> {
 /// eager step's ops repeat a few hundred names), or every time for a name not numbered
 /// (escaped).
 fn name_flags(flags: &mut Vec<u8>, ev: &Event<'_>, n: u32) -> u8 {
-    let Some(i) = usize::try_from(n)
-        .ok()
-        .filter(|_| n != crate::collect::NO_NAME)
-    else {
+    if n == NO_NAME {
         return Brief::text_flags(ev);
-    };
+    }
+    let i = n as usize;
     if flags.len() <= i {
         // Names of other events (GPU ones) took the numbers between.
         flags.resize(i + 1, Brief::UNTESTED);
