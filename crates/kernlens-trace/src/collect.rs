@@ -1101,6 +1101,12 @@ mod tests {
         );
     }
 
+    /// What the fold reads per op or launch stays a sixth of a whole event.
+    #[test]
+    fn a_brief_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<Brief>(), 48);
+    }
+
     /// A correlation launched again keeps the last place and time, and the last
     /// External id given: a later launch without one does not unlink it.
     #[test]
