@@ -3,8 +3,7 @@
 //! finishes into [`Collected`], which later stages only read, each through the group it
 //! needs (`Gpu`, `Launches`, `Cpu`) and the names.
 
-use std::collections::hash_map::Entry;
-
+use crate::dense::DenseMap;
 use crate::event::{Args, Cat, Dim3, Event, IdRaw, IdVal, normalize_dtypes, normalize_shapes};
 use crate::gpu::GpuRecs;
 use crate::intern::{Interner, Map, Set, StrInterner, bytes_key};
@@ -198,12 +197,21 @@ impl Gpu {
     }
 }
 
+/// A correlation's launch: the External id it links to, and where and when (the last
+/// given of each).
+#[derive(Debug, Clone, Copy)]
+struct Launch {
+    ext: Option<i64>,
+    at: LaunchAt,
+}
+
 /// The CPU launches of GPU work, by correlation: the External id each links to, where and
 /// when it was launched, and which were graph launches.
 #[derive(Default)]
 pub(crate) struct Launches {
-    links: Map<i64, i64>,
-    at: Map<i64, LaunchAt>,
+    /// One map for both (a launch without an External id has only its place): one
+    /// look-up per launch where two maps took two.
+    by_corr: Map<i64, Launch>,
     runtime_graph: Set<i64>,
     driver_graph: Set<i64>,
 }
@@ -211,12 +219,12 @@ pub(crate) struct Launches {
 impl Launches {
     /// The External id (CPU op) correlation `corr` links to.
     pub(crate) fn external(&self, corr: i64) -> Option<i64> {
-        self.links.get(&corr).copied()
+        self.by_corr.get(&corr)?.ext
     }
 
     /// Where and when correlation `corr` was launched.
     pub(crate) fn at(&self, corr: i64) -> Option<&LaunchAt> {
-        self.at.get(&corr)
+        self.by_corr.get(&corr).map(|l| &l.at)
     }
 
     /// Correlations of runtime `…GraphLaunch` calls.
@@ -232,14 +240,14 @@ impl Launches {
     /// Every `(correlation, External id)` link, in no order.
     #[cfg(test)]
     pub(crate) fn links(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
-        self.links.iter().map(|(&k, &x)| (k, x))
+        self.by_corr.iter().filter_map(|(&k, l)| Some((k, l.ext?)))
     }
 }
 
 /// The CPU side: ops by External id with their metas, and the spans that can mark steps.
 #[derive(Default)]
 pub(crate) struct Cpu {
-    ops: Map<i64, OpInfo>,
+    ops: DenseMap<OpInfo>,
     metas: Interner<Meta>,
     steps: Vec<Span>,
     spans: Vec<Span>,
@@ -248,7 +256,7 @@ pub(crate) struct Cpu {
 impl Cpu {
     /// The op with External id `ext`.
     pub(crate) fn op(&self, ext: i64) -> Option<&OpInfo> {
-        self.ops.get(&ext)
+        self.ops.get(ext)
     }
 
     /// How many ops were kept.
@@ -376,7 +384,15 @@ pub(crate) struct Collector {
     out: Collected,
     pids: Pids,
     meta_ids: MetaIds,
+    /// The big maps were sized for the whole input ([`Collector::presize`]).
+    presized: bool,
 }
+
+/// The share of the input (1 in this) folded before the fold's maps are sized for the
+/// whole of it: late enough that the count is a fair sample (an eager capture's first
+/// megabytes hold twice its mean density of ops), early enough that the rehashes it saves
+/// (each doubling rehashes every entry so far) are most of them.
+const PRESIZE_AFTER: u64 = 8;
 
 /// Whether `name` is `ProfilerStep#<digits>`.
 pub(crate) fn is_profiler_step(name: &[u8]) -> bool {
@@ -425,6 +441,25 @@ impl Collector {
     #[cfg(test)]
     pub(crate) fn collected(&self) -> &Collected {
         &self.out
+    }
+
+    /// Sizes the maps that grow with the trace (launches by correlation, ops by External
+    /// id) for the whole input, from their size when `done` of `total` bytes are read,
+    /// once: growing them by doubling rehashed every entry again at each step
+    /// (`reserve_rehash` was an eighth of the folding thread's instructions on an eager
+    /// capture), and the folding thread is on the read's critical path.
+    pub(crate) fn presize(&mut self, done: u64, total: Option<u64>) {
+        let Some(total) = total else { return };
+        if self.presized || done == 0 || done.saturating_mul(PRESIZE_AFTER) < total {
+            return;
+        }
+        self.presized = true;
+        let whole = |n: usize| (n as u128 * u128::from(total) / u128::from(done)) as usize;
+        let l = &mut self.out.launches;
+        l.by_corr
+            .reserve(whole(l.by_corr.len()).saturating_sub(l.by_corr.len()));
+        let ops = &mut self.out.cpu.ops;
+        ops.reserve(whole(ops.len()).saturating_sub(ops.len()));
     }
 
     /// Events counted so far.
@@ -478,31 +513,89 @@ impl Collector {
     /// Folds an event whose name (and meta text) the reader numbered (`n`, numbers of
     /// `keys`' region).
     pub(crate) fn fold_named(&mut self, ev: &Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
+        match ev.cat {
+            Cat::Kernel | Cat::Memcpy | Cat::Memset => self.fold_gpu_event(ev, n, keys),
+            // Only counted (an observer's Python frames, split's flows and others).
+            Cat::PythonFunction | Cat::Flow | Cat::Other => self.out.event_total += 1,
+            _ => {
+                let flags = keys.name_flags(n.name);
+                self.fold_brief(&Brief::whole(ev, n, flags), Some(ev), keys);
+            }
+        }
+    }
+
+    /// Folds a GPU event the reader did not digest (the streaming path, escaped names).
+    fn fold_gpu_event(&mut self, ev: &Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
         let o = &mut self.out;
         o.event_total += 1;
-        // Only the categories analysis itself reads: Python frames (an observer's), flows
-        // and others (split's) would move the start with who is listening.
-        if ev.ph_x && !matches!(ev.cat, Cat::PythonFunction | Cat::Flow | Cat::Other) {
+        if ev.ph_x {
             o.first_complete_ts = Some(o.first_complete_ts.map_or(ev.ts, |t| t.min(ev.ts)));
         }
-        // Name tests run on the raw bytes unless escapes make the text differ.
-        let name_bytes: std::borrow::Cow<'_, [u8]> = if ev.name.escaped {
-            std::borrow::Cow::Owned(ev.name.decode().into_owned().into_bytes())
+        let kind = if ev.cat == Cat::Kernel {
+            GpuKind::Kernel
         } else {
-            std::borrow::Cow::Borrowed(ev.name.raw)
+            GpuKind::Memcpy
         };
-        match ev.cat {
+        let device = ev.args.device.or(ev.pid.as_int());
+        let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
+            o.gpu.geometries.intern((ev.args.grid, ev.args.block))
+        } else {
+            NONE
+        };
+        let name = keys.name(n.name, &ev.name, &mut o.names);
+        let stream = o
+            .gpu
+            .streams
+            .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
+        o.gpu.recs.push(GpuRec::new(
+            ev.ts,
+            ev.dur,
+            ev.args.correlation,
+            device,
+            name,
+            stream,
+            geometry,
+            kind,
+        ));
+    }
+
+    /// Folds a kept event other than a GPU one: a [`Brief`] a region worker made, or one
+    /// made here of `own`, the full event (whose text then stands in for the numbers the
+    /// brief does not have).
+    pub(crate) fn fold_brief(
+        &mut self,
+        b: &Brief,
+        own: Option<&Event<'_>>,
+        keys: &mut Resolve<'_, '_>,
+    ) {
+        let o = &mut self.out;
+        o.event_total += 1;
+        let ph_x = b.has(Brief::PH_X);
+        // Only the categories analysis itself reads: Python frames (an observer's), flows
+        // and others (split's) would move the start with who is listening.
+        if ph_x && !matches!(b.cat, Cat::PythonFunction | Cat::Flow | Cat::Other) {
+            o.first_complete_ts = Some(o.first_complete_ts.map_or(b.ts, |t| t.min(b.ts)));
+        }
+        let own_name = own.map_or(&EMPTY, |e| &e.name);
+        let own_pid = own.map(|e| &e.pid);
+        match b.cat {
             Cat::Runtime | Cat::Driver => {
-                let Some(corr) = ev.args.correlation else {
+                let Some(corr) = b.corr() else {
                     return;
                 };
-                if let Some(ext) = ev.args.external_id {
-                    o.launches.links.insert(corr, ext);
-                }
-                let pid = self.pids.id(&ev.pid);
-                o.launches.at.insert(corr, LaunchAt { ts: ev.ts, pid });
-                if is_graph_launch(&name_bytes) {
-                    if ev.cat == Cat::Runtime {
+                let pid = keys.pid(b.pid, own_pid, &mut self.pids);
+                let (ext, at) = (b.ext(), LaunchAt { ts: b.ts, pid });
+                o.launches
+                    .by_corr
+                    .entry(corr)
+                    .and_modify(|l| {
+                        l.at = at;
+                        // A later launch without an External id keeps the link.
+                        l.ext = ext.or(l.ext);
+                    })
+                    .or_insert(Launch { ext, at });
+                if b.has(Brief::GRAPH) {
+                    if b.cat == Cat::Runtime {
                         o.launches.runtime_graph.insert(corr);
                     } else {
                         o.launches.driver_graph.insert(corr);
@@ -510,27 +603,29 @@ impl Collector {
                 }
             }
             Cat::CpuOp => {
-                let step = ev.ph_x && is_profiler_step(&name_bytes);
-                if let Some(ext) = ev.args.external_id {
-                    let name = keys.name(n.name, &ev.name, &mut o.names);
-                    match o.cpu.ops.entry(ext) {
-                        Entry::Occupied(mut info) => info.get_mut().name = name,
-                        Entry::Vacant(slot) => {
-                            let meta =
-                                keys.meta(n.meta, &ev.args, &mut o.cpu.metas, &mut self.meta_ids);
-                            slot.insert(OpInfo { name, meta });
-                        }
-                    }
+                let step = ph_x && b.has(Brief::STEP);
+                if let Some(ext) = b.ext() {
+                    let name = keys.name(b.name, own_name, &mut o.names);
+                    let (metas, meta_ids) = (&mut o.cpu.metas, &mut self.meta_ids);
+                    o.cpu.ops.upsert(
+                        ext,
+                        |info| info.name = name,
+                        || {
+                            let args = own.map(|e| &e.args);
+                            let meta = keys.meta(b.meta, args, metas, meta_ids);
+                            OpInfo { name, meta }
+                        },
+                    );
                 }
                 // Spans that can twin a GPU annotation (trace.md "Annotation coverage check") are kept; namespaced ATen
                 // ops (`aten::mm`) never do, and keeping every op span would make memory
                 // grow with the CPU side of the trace.
-                if ev.ph_x && (step || !is_namespaced(&name_bytes)) {
-                    let pid = self.pids.id(&ev.pid);
+                if ph_x && (step || !b.has(Brief::NAMESPACED)) {
+                    let pid = keys.pid(b.pid, own_pid, &mut self.pids);
                     let span = Span {
-                        name: keys.name(n.name, &ev.name, &mut o.names),
-                        ts: ev.ts,
-                        dur: ev.dur,
+                        name: keys.name(b.name, own_name, &mut o.names),
+                        ts: b.ts,
+                        dur: b.dur,
                         pid,
                     };
                     if step {
@@ -540,57 +635,158 @@ impl Collector {
                 }
             }
             Cat::UserAnnotation => {
-                let pid = self.pids.id(&ev.pid);
+                let pid = keys.pid(b.pid, own_pid, &mut self.pids);
                 let span = Span {
-                    name: keys.name(n.name, &ev.name, &mut o.names),
-                    ts: ev.ts,
-                    dur: ev.dur,
+                    name: keys.name(b.name, own_name, &mut o.names),
+                    ts: b.ts,
+                    dur: b.dur,
                     pid,
                 };
-                if is_profiler_step(&name_bytes) {
+                if b.has(Brief::STEP) {
                     o.cpu.steps.push(span);
                 }
                 o.cpu.spans.push(span);
             }
             Cat::GpuUserAnnotation => {
-                let name = keys.name(n.name, &ev.name, &mut o.names);
+                let name = keys.name(b.name, own_name, &mut o.names);
                 o.gpu.annotations.push(Span {
                     name,
-                    ts: ev.ts,
-                    dur: ev.dur,
+                    ts: b.ts,
+                    dur: b.dur,
                     pid: NONE,
                 });
             }
-            Cat::Kernel | Cat::Memcpy | Cat::Memset => {
-                let kind = if ev.cat == Cat::Kernel {
-                    GpuKind::Kernel
-                } else {
-                    GpuKind::Memcpy
-                };
-                let device = ev.args.device.or(ev.pid.as_int());
-                let geometry = if ev.args.grid.is_some() || ev.args.block.is_some() {
-                    o.gpu.geometries.intern((ev.args.grid, ev.args.block))
-                } else {
-                    NONE
-                };
-                let name = keys.name(n.name, &ev.name, &mut o.names);
-                let stream = o
-                    .gpu
-                    .streams
-                    .intern((ev.pid.decode().into_owned(), ev.tid.decode().into_owned()));
-                o.gpu.recs.push(GpuRec::new(
-                    ev.ts,
-                    ev.dur,
-                    ev.args.correlation,
-                    device,
-                    name,
-                    stream,
-                    geometry,
-                    kind,
-                ));
-            }
-            Cat::PythonFunction | Cat::Flow | Cat::Other => {}
+            // GPU events are folded as records (`fold_gpu`, `fold_gpu_event`).
+            Cat::Kernel
+            | Cat::Memcpy
+            | Cat::Memset
+            | Cat::PythonFunction
+            | Cat::Flow
+            | Cat::Other => {}
         }
+    }
+}
+
+/// A kept event other than a GPU one, as the fold reads it: the few fields
+/// [`Collector::fold_brief`] uses of its category, its name's and meta text's numbers in
+/// its region, and the tests on its name made by the region worker that read it. A full
+/// [`Event`] is ~320 bytes of which the fold reads a few dozen, and an eager capture's
+/// kept events are mostly ops and launches: folding these, the folding thread reads a
+/// sixth of the bytes and tests no names.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Brief {
+    ts: i64,
+    dur: i64,
+    corr: i64,
+    ext: i64,
+    /// The name's and meta text's numbers ([`NO_NAME`]: the full event's own text).
+    name: u32,
+    meta: u32,
+    /// The pid's number in its region ([`NO_NAME`]: the full event's own pid).
+    pid: u32,
+    cat: Cat,
+    flags: u8,
+}
+
+impl Brief {
+    const PH_X: u8 = 1;
+    /// The name is `ProfilerStep#N`.
+    pub(crate) const STEP: u8 = 1 << 1;
+    /// The name holds `::`.
+    const NAMESPACED: u8 = 1 << 2;
+    /// A runtime or driver `…GraphLaunch` call.
+    const GRAPH: u8 = 1 << 3;
+    const HAS_CORR: u8 = 1 << 4;
+    const HAS_EXT: u8 = 1 << 5;
+    /// In a region's table of name tests: a name not tested yet.
+    pub(crate) const UNTESTED: u8 = u8::MAX;
+
+    /// Whether a region worker folds `ev` to a brief: the categories the fold keeps
+    /// briefs of, their names numbered (an escaped one is not), and not a kind an observer
+    /// is shown (it sees the full event, `Feed::observe`).
+    #[inline]
+    pub(crate) fn fits(ev: &Event<'_>, observed: bool) -> bool {
+        match ev.cat {
+            Cat::Runtime | Cat::Driver => !observed,
+            Cat::CpuOp | Cat::UserAnnotation | Cat::GpuUserAnnotation => !ev.name.escaped,
+            _ => false,
+        }
+    }
+
+    /// The tests on a name that the fold reads ([`Brief::STEP`], [`Brief::NAMESPACED`],
+    /// [`Brief::GRAPH`]), whatever the category (the fold asks each category only its
+    /// own): a region worker makes them once per distinct name.
+    pub(crate) fn name_flags(name: &[u8]) -> u8 {
+        let mut flags = 0;
+        for (flag, on) in [
+            (Brief::STEP, is_profiler_step(name)),
+            (Brief::NAMESPACED, is_namespaced(name)),
+            (Brief::GRAPH, is_graph_launch(name)),
+        ] {
+            if on {
+                flags |= flag;
+            }
+        }
+        flags
+    }
+
+    /// The tests on `ev`'s name ([`Brief::name_flags`]), on the raw bytes unless escapes
+    /// make the text differ.
+    pub(crate) fn text_flags(ev: &Event<'_>) -> u8 {
+        if ev.name.escaped {
+            Brief::name_flags(ev.name.decode().as_bytes())
+        } else {
+            Brief::name_flags(ev.name.raw)
+        }
+    }
+
+    /// The brief of a whole event the fold was handed, with the tests its region's
+    /// worker made on its name (`known`), or made here.
+    fn whole(ev: &Event<'_>, n: Numbers, known: Option<u8>) -> Brief {
+        let flags = known.unwrap_or_else(|| Brief::text_flags(ev));
+        Brief::of(ev, n, NO_NAME, flags)
+    }
+
+    /// The brief of `ev`, numbered `n` (and `pid`) in its region, its name's tests
+    /// `name_flags`.
+    #[inline]
+    pub(crate) fn of(ev: &Event<'_>, n: Numbers, pid: u32, name_flags: u8) -> Brief {
+        let mut flags = name_flags;
+        for (flag, on) in [
+            (Brief::PH_X, ev.ph_x),
+            (Brief::HAS_CORR, ev.args.correlation.is_some()),
+            (Brief::HAS_EXT, ev.args.external_id.is_some()),
+        ] {
+            if on {
+                flags |= flag;
+            }
+        }
+        Brief {
+            ts: ev.ts,
+            dur: ev.dur,
+            corr: ev.args.correlation.unwrap_or(0),
+            ext: ev.args.external_id.unwrap_or(0),
+            name: n.name,
+            meta: n.meta,
+            pid,
+            cat: ev.cat,
+            flags,
+        }
+    }
+
+    #[inline]
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// `args.correlation`, when it was an integer.
+    fn corr(&self) -> Option<i64> {
+        self.has(Brief::HAS_CORR).then_some(self.corr)
+    }
+
+    /// `args["External id"]`, when it was an integer.
+    fn ext(&self) -> Option<i64> {
+        self.has(Brief::HAS_EXT).then_some(self.ext)
     }
 }
 
@@ -632,7 +828,10 @@ impl Numbers {
         names: &mut Interner<&'a [u8]>,
         metas: &mut Interner<MetaText<'a>>,
     ) -> Numbers {
-        let name = if ev.name.escaped || !names_interned(ev.cat) {
+        // Launch names are numbered for the worker's name tests only: the fold never
+        // interns them.
+        let numbered = names_interned(ev.cat) || matches!(ev.cat, Cat::Runtime | Cat::Driver);
+        let name = if ev.name.escaped || !numbered {
             NO_NAME
         } else {
             names.intern_keyed(ev.name.raw, bytes_key(ev.name.raw))
@@ -748,16 +947,28 @@ impl<'a> Digest<'a> {
 pub(crate) struct Resolve<'r, 'a> {
     names: Lazy<'r, &'a [u8]>,
     metas: Lazy<'r, MetaText<'a>>,
+    pids: Lazy<'r, IdRaw<'a>>,
+    /// Per name number: the tests the worker made on it ([`Brief::UNTESTED`]: none).
+    name_flags: &'r [u8],
     streams: Lazy<'r, (IdRaw<'a>, IdRaw<'a>)>,
     geometries: Lazy<'r, Geometry>,
 }
 
 impl<'r, 'a> Resolve<'r, 'a> {
-    /// The resolver of a region's numbers: its names, meta texts and digest.
-    pub(crate) fn new(names: &'r [&'a [u8]], metas: &'r [MetaText<'a>], d: &'r Digest<'a>) -> Self {
+    /// The resolver of a region's numbers: its names (and the tests on them), meta
+    /// texts, pids and digest.
+    pub(crate) fn new(
+        names: &'r [&'a [u8]],
+        name_flags: &'r [u8],
+        metas: &'r [MetaText<'a>],
+        pids: &'r [IdRaw<'a>],
+        d: &'r Digest<'a>,
+    ) -> Self {
         Resolve {
             names: Lazy::new(names),
             metas: Lazy::new(metas),
+            pids: Lazy::new(pids),
+            name_flags,
             streams: Lazy::new(d.streams.values()),
             geometries: Lazy::new(d.geometries.values()),
         }
@@ -768,6 +979,8 @@ impl<'r, 'a> Resolve<'r, 'a> {
         Resolve {
             names: Lazy::new(&[]),
             metas: Lazy::new(&[]),
+            pids: Lazy::new(&[]),
+            name_flags: &[],
             streams: Lazy::new(&[]),
             geometries: Lazy::new(&[]),
         }
@@ -791,7 +1004,7 @@ impl<'r, 'a> Resolve<'r, 'a> {
     fn meta(
         &mut self,
         n: u32,
-        args: &Args<'_>,
+        args: Option<&Args<'_>>,
         metas: &mut Interner<Meta>,
         ids: &mut MetaIds,
     ) -> u32 {
@@ -799,7 +1012,24 @@ impl<'r, 'a> Resolve<'r, 'a> {
             return NONE;
         }
         let numbered = self.metas.resolve(n, |text| meta_id(metas, ids, text));
-        numbered.unwrap_or_else(|| MetaText::of(args).map_or(NONE, |t| meta_id(metas, ids, &t)))
+        numbered.unwrap_or_else(|| {
+            args.and_then(MetaText::of)
+                .map_or(NONE, |t| meta_id(metas, ids, &t))
+        })
+    }
+
+    /// The tests the region's worker made on the name it numbered `n`, if it made them.
+    fn name_flags(&self, n: u32) -> Option<u8> {
+        let flags = *self.name_flags.get(usize::try_from(n).ok()?)?;
+        (flags != Brief::UNTESTED).then_some(flags)
+    }
+
+    /// The interned id of a pid the reader numbered `n`, or of `pid` itself when it did
+    /// not.
+    #[inline]
+    fn pid(&mut self, n: u32, pid: Option<&IdRaw<'_>>, pids: &mut Pids) -> u32 {
+        let numbered = self.pids.resolve(n, |p| pids.id(p));
+        numbered.unwrap_or_else(|| pids.id(pid.unwrap_or(&IdRaw::Null)))
     }
 }
 
@@ -851,18 +1081,66 @@ mod tests {
                 metas: Lazy::new(&keys),
                 ..Resolve::empty()
             };
-            r.meta(0, &args, &mut metas, &mut ids)
+            r.meta(0, Some(&args), &mut metas, &mut ids)
         };
-        let own = region.meta(NO_NAME, &args, &mut metas, &mut ids);
+        let own = region.meta(NO_NAME, Some(&args), &mut metas, &mut ids);
         assert_eq!((numbered, own), (0, 0));
         assert_eq!(metas.values()[0].shapes, vec![vec![2, 3], vec![]]);
-        assert_eq!(region.meta(NONE_META, &args, &mut metas, &mut ids), NONE);
+        assert_eq!(
+            region.meta(NONE_META, Some(&args), &mut metas, &mut ids),
+            NONE
+        );
         // `Input Dims: []` alone normalises to nothing: no meta.
         let empty = Args {
             input_dims: Some(b"[]"),
             ..Args::default()
         };
-        assert_eq!(region.meta(NO_NAME, &empty, &mut metas, &mut ids), NONE);
+        assert_eq!(
+            region.meta(NO_NAME, Some(&empty), &mut metas, &mut ids),
+            NONE
+        );
+    }
+
+    /// What the fold reads per op or launch stays a sixth of a whole event.
+    #[test]
+    fn a_brief_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<Brief>(), 48);
+    }
+
+    /// A correlation launched again keeps the last place and time, and the last
+    /// External id given: a later launch without one does not unlink it.
+    #[test]
+    fn a_relaunched_correlation_keeps_its_last_link_and_place() {
+        let launch = |ts: i64, ext: Option<i64>| Event {
+            cat: Cat::Runtime,
+            ph_x: true,
+            ph_m: false,
+            id: None,
+            name: raw("cudaLaunchKernel"),
+            pid: IdRaw::Int(ts),
+            tid: IdRaw::Int(1),
+            ts,
+            dur: 1,
+            args: Args {
+                correlation: Some(5),
+                external_id: ext,
+                ..Args::default()
+            },
+        };
+        let mut c = Collector::default();
+        let mut steps = [
+            (10, Some(7), Some(7)),
+            (20, None, Some(7)),
+            (30, Some(9), Some(9)),
+        ]
+        .into_iter()
+        .map(|(ts, ext, linked)| {
+            c.fold(launch(ts, ext));
+            let l = &c.collected().launches;
+            (l.external(5), l.at(5).map(|a| a.ts), linked, ts)
+        });
+        assert!(steps.all(|(ext, at, linked, ts)| ext == linked && at == Some(ts)));
+        assert_eq!(c.collected().launches.links().count(), 1);
     }
 
     #[test]

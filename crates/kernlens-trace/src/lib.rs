@@ -86,6 +86,7 @@
 
 mod analysis;
 mod collect;
+mod dense;
 mod error;
 mod event;
 #[cfg(feature = "fuzzing")]

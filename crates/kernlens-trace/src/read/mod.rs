@@ -9,7 +9,7 @@ use std::io::{self, Read};
 
 use std::borrow::Cow;
 
-use crate::collect::{Collector, Digest, GpuKind, GpuRec, Numbers, Resolve};
+use crate::collect::{Brief, Collector, Digest, GpuKind, GpuRec, Numbers, Resolve};
 use crate::error::TraceError;
 use crate::event::{Cat, Event, IdVal, Wanted};
 use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
@@ -85,6 +85,7 @@ impl<'o> Feed<'o> {
     }
 
     pub(crate) fn progress(&mut self, done: u64, total: Option<u64>) {
+        self.fold.presize(done, total);
         if let Some(p) = self.progress.as_deref_mut() {
             p.progress(done, total);
         }
@@ -126,6 +127,12 @@ impl<'o> Feed<'o> {
     pub(crate) fn fold_named(&mut self, ev: &Event<'_>, n: Numbers, keys: &mut Resolve<'_, '_>) {
         self.observe(ev);
         self.fold.fold_named(ev, n, keys);
+    }
+
+    /// Folds a kept event a worker briefed: never of a kind the observer is shown
+    /// ([`Brief::fits`]), so only the fold sees it.
+    pub(crate) fn fold_brief(&mut self, b: &Brief, keys: &mut Resolve<'_, '_>) {
+        self.fold.fold_brief(b, None, keys);
     }
 
     /// Hands the observer record `i` of a region a worker digested, as the event it was.
@@ -803,6 +810,144 @@ mod tests {
                     "region {region} x{threads}"
                 );
             }
+        }
+    }
+
+    /// Everything a fold keeps of the events that are not GPU ones, ids included, in a
+    /// form that compares.
+    type Kept = (
+        (u64, Option<i64>, Vec<String>),
+        (Vec<(i64, i64)>, Vec<(i64, i64, u32)>, Vec<i64>, Vec<i64>),
+        (
+            Vec<(i64, u32, Option<crate::collect::Meta>)>,
+            Vec<[i64; 4]>,
+            Vec<[i64; 4]>,
+        ),
+        Vec<[i64; 3]>,
+    );
+
+    fn kept(c: &Collector) -> Kept {
+        let c = c.collected();
+        let names = (0..c.names.len() as u32)
+            .map(|i| c.names.get(i).to_owned())
+            .collect();
+        let l = &c.launches;
+        let mut links: Vec<(i64, i64)> = l.links().collect();
+        links.sort_unstable();
+        let at: Vec<(i64, i64, u32)> = (0..400)
+            .filter_map(|k| l.at(k).map(|a| (k, a.ts, a.pid)))
+            .collect();
+        let sorted = |s: &crate::intern::Set<i64>| {
+            let mut v: Vec<i64> = s.iter().copied().collect();
+            v.sort_unstable();
+            v
+        };
+        let ops = (0..400)
+            .filter_map(|x| {
+                c.cpu
+                    .op(x)
+                    .map(|o| (x, o.name, c.cpu.meta(o.meta).cloned()))
+            })
+            .collect();
+        let span = |s: &crate::collect::Span| [i64::from(s.name), s.ts, s.dur, i64::from(s.pid)];
+        let gpu = |s: &crate::collect::Span| [i64::from(s.name), s.ts, s.dur];
+        (
+            (c.event_total, c.first_complete_ts, names),
+            (
+                links,
+                at,
+                sorted(l.runtime_graph()),
+                sorted(l.driver_graph()),
+            ),
+            (
+                ops,
+                c.cpu.steps().iter().map(span).collect(),
+                c.cpu.spans().iter().map(span).collect(),
+            ),
+            c.gpu.annotations().iter().map(gpu).collect(),
+        )
+    }
+
+    /// Region workers hand the fold ops, launches and annotations as briefs (their name
+    /// tests made, their pids numbered): the fold keeps exactly what it keeps of the whole
+    /// events the streamed read hands it, ids in the same order, whatever the regions,
+    /// with escaped names, string pids, steps, namespaced ops and graph launches among
+    /// them.
+    #[test]
+    fn briefed_events_fold_as_whole_ones() {
+        let mut t = String::from("{\"traceEvents\":[");
+        for i in 0..300i64 {
+            let pid = match i % 7 {
+                0 => "\"host\"".to_owned(),
+                1 => "null".to_owned(),
+                _ => (i % 3).to_string(),
+            };
+            let ext = if i % 5 == 0 {
+                String::new()
+            } else {
+                format!(r#","External id":{}"#, i % 40)
+            };
+            let ev = match i % 9 {
+                0 => format!(
+                    r#""cat":"cpu_op","name":"ProfilerStep#{i}","args":{{"Input Dims":[]{ext}}}"#
+                ),
+                1 => format!(
+                    r#""cat":"cpu_op","name":"aten::mm","args":{{"Input Dims":[[{i},2]],"Input type":["float"]{ext}}}"#
+                ),
+                2 => format!(
+                    r#""cat":"cpu_op","name":"esc\u0041pe::{}","args":{{"Kernel file":"k.py","Kernel backend":"triton"{ext}}}"#,
+                    i % 3
+                ),
+                3 => format!(
+                    r#""cat":"cuda_runtime","name":"cudaGraphLaunch","args":{{"correlation":{i}{ext}}}"#
+                ),
+                4 => format!(
+                    r#""cat":"cuda_driver","name":"cuGraphLaunch","args":{{"correlation":{i}}}"#
+                ),
+                5 => format!(
+                    r#""cat":"cuda_runtime","name":"cudaLaunchKernel","args":{{"correlation":{i}{ext}}}"#
+                ),
+                6 => format!(
+                    r#""cat":"user_annotation","name":"ProfilerStep#{}","args":{{}}"#,
+                    i % 4
+                ),
+                7 => format!(
+                    r#""cat":"gpu_user_annotation","name":"region {}","args":{{}}"#,
+                    i % 4
+                ),
+                _ => format!(
+                    r#""cat":"cpu_op","name":"my_op","args":{{{}}}"#,
+                    ext.trim_start_matches(',')
+                ),
+            };
+            let ph = if i % 11 == 0 { "i" } else { "X" };
+            t.push_str(&format!(
+                r#"{{"ph":"{ph}",{ev},"pid":{pid},"tid":1,"ts":{},"dur":{}}},"#,
+                1000 - i,
+                i % 13
+            ));
+        }
+        t.push_str(r#"{"ph":"X","cat":"cpu_op","name":"last","pid":1,"tid":1,"ts":1,"dur":1}]}"#);
+        let limits = Limits::default();
+        let mut whole = Feed::new(None);
+        let mut log = ErrorLog::default();
+        read_stream(t.as_bytes(), false, &limits, &mut whole, &mut log, None);
+        let expected = kept(&whole.fold);
+        assert_eq!(expected.0.0, 301);
+        assert!(!expected.1.2.is_empty() && !expected.1.3.is_empty());
+        assert!(!expected.2.1.is_empty() && !expected.3.is_empty());
+        for (region, threads) in [(1 << 20, 1), (300, 1), (700, 3)] {
+            let mut feed = Feed::new(None);
+            let plan = ReadPlan {
+                limits: &limits,
+                threads: Some(threads),
+                cut: Cut { region, look: 256 },
+                stream_cut: Cut { region, look: 256 },
+            };
+            let source = TraceSource::from_bytes("t.json", t.clone().into_bytes());
+            let out = read(&source, &plan, &mut feed).unwrap();
+            assert!(out.stream_errors.is_empty(), "{:?}", out.stream_errors);
+            assert_eq!(kept(&feed.fold), expected, "region {region} x{threads}");
         }
     }
 

@@ -6,10 +6,10 @@
 //! element is a [`Scanner`], and what the reading thread does with a region's result is a
 //! [`Folder`].
 
-use crate::collect::{Digest, MetaText, Numbers, Resolve};
+use crate::collect::{Brief, Digest, MetaText, NO_NAME, Numbers, Resolve};
 
 use super::{Feed, Sight};
-use crate::event::{Event, Wanted};
+use crate::event::{Cat, Event, IdRaw, Wanted};
 use crate::intern::Interner;
 use crate::options::Limits;
 use crate::scan::{self, ErrorLog, Form, Problem, Put, Step};
@@ -209,17 +209,37 @@ pub(crate) struct Analyse<'l> {
     pub(crate) observed: bool,
 }
 
+/// How a region keeps one of the events analysis uses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    /// Digested into a GPU record.
+    Gpu,
+    /// Folded to a [`Brief`].
+    Brief,
+    /// Kept whole.
+    Event,
+}
+
 /// The events of one region of the array, in file order.
 pub(crate) struct Region<'a> {
-    /// The events analysis uses; the others are only counted.
+    /// The events analysis uses that are kept whole (an observer's kinds, escaped names);
+    /// the others are digested, briefed, or only counted.
     events: Vec<Event<'a>>,
     /// The GPU events the worker digested itself.
     digest: Digest<'a>,
-    /// Per kept event, in file order: whether it is the next digested record (else the
-    /// next of `events`).
-    digested: Vec<bool>,
-    /// Per event: its numbers in `names` and `metas`.
+    /// The other events the fold reads, briefed by the worker.
+    briefs: Vec<Brief>,
+    /// Per kept event, in file order: which list holds it.
+    kinds: Vec<Kept>,
+    /// Per whole event: its numbers in `names` and `metas`.
     numbers: Vec<Numbers>,
+    /// The distinct pids of the region's briefs, numbered by the worker.
+    pids: Interner<IdRaw<'a>>,
+    /// Per name number: the tests on that name ([`Brief::name_flags`]), made the first
+    /// time a brief or a whole launch needs them ([`Brief::UNTESTED`] until then).
+    name_flags: Vec<u8>,
+    /// An observer is served: the kinds it sees are kept whole.
+    observed: bool,
     /// The distinct names of the region's events, numbered by the worker (in parallel,
     /// while the bytes are in its cache) so the fold interns each once per region.
     names: Interner<&'a [u8]>,
@@ -247,20 +267,51 @@ impl<'a> Elements<'a> for Region<'a> {
 }
 
 impl Region<'_> {
-    /// Numbers the event just kept, and digests it when it is a GPU event.
+    /// Numbers the event just kept, and digests it when it is a GPU event or briefs it
+    /// when the fold can read it so.
     fn digest_last(&mut self) {
         if let Some(ev) = self.events.last() {
             let n = Numbers::give(ev, &mut self.names, &mut self.metas);
-            let digested = self.digest.take(ev, n.name);
-            self.digested.push(digested);
-            if digested {
+            let kept = if self.digest.take(ev, n.name) {
+                Kept::Gpu
+            } else if Brief::fits(ev, self.observed) {
+                let pid = self.pids.intern_repeat(ev.pid);
+                let flags = name_flags(&mut self.name_flags, ev, n.name);
+                self.briefs.push(Brief::of(ev, n, pid, flags));
+                Kept::Brief
+            } else {
+                // An observed launch's name is tested here too, once per name.
+                if matches!(ev.cat, Cat::Runtime | Cat::Driver) {
+                    name_flags(&mut self.name_flags, ev, n.name);
+                }
+                self.numbers.push(n);
+                Kept::Event
+            };
+            self.kinds.push(kept);
+            if kept != Kept::Event {
                 // Dropped in place: nothing to free, nothing to move.
                 self.events.truncate(self.events.len() - 1);
-            } else {
-                self.numbers.push(n);
             }
         }
     }
+}
+
+/// The tests on the name of `ev`, numbered `n` in its region: made once per number (an
+/// eager step's ops repeat a few hundred names), or every time for a name not numbered
+/// (escaped).
+fn name_flags(flags: &mut Vec<u8>, ev: &Event<'_>, n: u32) -> u8 {
+    if n == NO_NAME {
+        return Brief::text_flags(ev);
+    }
+    let i = n as usize;
+    if flags.len() <= i {
+        // Names of other events (GPU ones) took the numbers between.
+        flags.resize(i + 1, Brief::UNTESTED);
+    }
+    if flags[i] == Brief::UNTESTED {
+        flags[i] = Brief::text_flags(ev);
+    }
+    flags[i]
 }
 
 /// Bytes of a region per event its lists are sized for before the walk: about what a
@@ -285,11 +336,18 @@ impl Analyse<'_> {
             Digest::default()
         };
         digest.recs.reserve(n);
+        // Without an observer the whole-event list holds the event being read and the
+        // rare escaped name; with one, the kinds it is shown as well.
+        let whole = if self.observed { n } else { 16 };
         Region {
-            events: Vec::with_capacity(n),
+            events: Vec::with_capacity(whole),
             digest,
-            digested: Vec::with_capacity(2 * n),
-            numbers: Vec::with_capacity(n),
+            briefs: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(2 * n),
+            numbers: Vec::with_capacity(whole),
+            pids: Interner::default(),
+            name_flags: Vec::new(),
+            observed: self.observed,
             names: Interner::default(),
             metas: Interner::default(),
             walked: Walked::default(),
@@ -328,7 +386,13 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
         let base = self.fold.event_total();
         // Problem positions are event counts, so the log can be written before the fold.
         r.walked.log(base, log);
-        let mut resolve = Resolve::new(r.names.values(), r.metas.values(), &r.digest);
+        let mut resolve = Resolve::new(
+            r.names.values(),
+            &r.name_flags,
+            r.metas.values(),
+            r.pids.values(),
+            &r.digest,
+        );
         // An observer sees the digested records in their place in file order, with names
         // and stream ids decoded once per region.
         let mut sight = match &r.digest.memsets {
@@ -339,16 +403,27 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
         };
         let mut events = r.events.iter().zip(r.numbers);
         let mut recs = r.digest.recs.iter().enumerate();
-        for digested in r.digested {
-            if digested {
-                if let Some((i, &rec)) = recs.next() {
-                    if let Some(sight) = &mut sight {
-                        self.observe_digested(&rec, i, sight);
+        let mut briefs = r.briefs.iter();
+        for kept in r.kinds {
+            match kept {
+                Kept::Gpu => {
+                    if let Some((i, &rec)) = recs.next() {
+                        if let Some(sight) = &mut sight {
+                            self.observe_digested(&rec, i, sight);
+                        }
+                        self.fold_gpu(rec, &mut resolve);
                     }
-                    self.fold_gpu(rec, &mut resolve);
                 }
-            } else if let Some((ev, n)) = events.next() {
-                self.fold_named(ev, n, &mut resolve);
+                Kept::Brief => {
+                    if let Some(b) = briefs.next() {
+                        self.fold_brief(b, &mut resolve);
+                    }
+                }
+                Kept::Event => {
+                    if let Some((ev, n)) = events.next() {
+                        self.fold_named(ev, n, &mut resolve);
+                    }
+                }
             }
         }
         self.fold.set_event_total(base + r.walked.count);
