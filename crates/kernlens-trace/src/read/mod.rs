@@ -26,6 +26,7 @@ mod parallel;
 mod pieces;
 mod region;
 mod sequential;
+mod slots;
 mod stream;
 mod zran;
 

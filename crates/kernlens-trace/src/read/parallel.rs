@@ -9,10 +9,12 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::scan::{self, ErrorLog, Form, Problem};
 
 use super::region::{Folder, Scanned, Scanner, Span, Tail};
+use super::slots::{Gate, Slots};
 
 /// The bytes of an uncompressed trace.
 #[derive(Clone, Copy)]
@@ -139,10 +141,10 @@ impl Cut {
     };
 }
 
-/// Regions per worker thread in one batch of a plain read. The next batch starts once the
-/// last region of this one is folded, so a worker idles while the fold catches up: two per
-/// thread made `triage` (whose fold is heavier) 1.25x a summary against 1.18x with four, on
-/// an idle host (PERFORMANCE.md, session 8).
+/// Region buffers per worker thread in a plain read's window (slots.rs): a worker waits
+/// when the fold is this many regions per thread behind. Four per thread (with the
+/// batches the window replaced) kept `triage`, whose fold is heavier, at 1.18x a summary
+/// against 1.25x with two, on an idle host (PERFORMANCE.md, session 8).
 const PER_THREAD: usize = 4;
 
 /// How far a region-start guess looks back for the `}` `,` before its `{`.
@@ -395,48 +397,64 @@ pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
         broke: false,
         slot: Vec::new(),
     };
-    let pool = if anchors > 2 {
-        worker_pool(threads)
-    } else {
-        None
-    };
-    let Some(pool) = pool else {
+    if anchors <= 2 || threads < 2 {
         // Small input or one thread: the same regions, in order, on this thread.
         order.run_from(&mut plain, u64::MAX);
         order.folder.progress(len, Some(len));
         order.finish(&mut plain, job.max_suffix, false);
         return;
-    };
-    // Regions are read and scanned on the pool in batches while this thread folds the
-    // finished ones in file order; a batch's buffers are reused by the next batch, which
-    // bounds memory to `batch` regions.
-    let batch = threads * PER_THREAD;
-    let mut slots: Vec<Vec<u8>> = (0..batch).map(|_| Vec::new()).collect();
-    let mut first = 0;
-    while first < anchors && !order.ended {
-        let count = batch.min(anchors - first);
-        let job = &job;
-        let slots = &mut slots[..count];
-        let order = &mut order;
-        let plain = &mut plain;
-        pool.in_place_scope(move |scope| {
-            let (tx, rx) = std::sync::mpsc::channel::<(usize, Work<S::Out<'_>>)>();
-            for (j, slot) in slots.iter_mut().enumerate() {
-                let tx = tx.clone();
-                let i = first + j;
-                let last = i + 1 == anchors;
-                scope.spawn(move |_| {
-                    let _ = tx.send((j, job.work(slot, i, last)));
-                });
+    }
+    // Workers read and scan regions into a sliding window of buffers while this thread
+    // folds the finished ones in file order (slots.rs says why a window and not batches).
+    let slots = Slots::new(threads * PER_THREAD);
+    let gate = Gate::new();
+    let next = AtomicUsize::new(0);
+    let (job, slots, gate, next) = (&job, &slots, &gate, &next);
+    let spawned = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Work<S::Out<'_>>)>();
+        let mut spawned = 0;
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let worker = move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= anchors || !gate.wait_turn(i, slots.len()) {
+                        return;
+                    }
+                    // SAFETY: `wait_turn` said region `i - len`, this buffer's last user,
+                    // is folded; this thread alone took `i`; the reading thread drops each
+                    // region's result before `folded_one` counts it (below).
+                    let slot = unsafe { &mut *slots.lend(i) };
+                    if tx.send((i, job.work(slot, i, i + 1 == anchors))).is_err() {
+                        return;
+                    }
+                }
+            };
+            // A thread the system refuses leaves the others to do its share.
+            if std::thread::Builder::new()
+                .spawn_scoped(scope, worker)
+                .is_ok()
+            {
+                spawned += 1;
             }
-            drop(tx);
-            in_order(count, &rx, |work| {
-                order.settle(work, plain);
+        }
+        drop(tx);
+        if spawned > 0 {
+            in_order(anchors, &rx, |work| {
+                order.settle(work, &mut plain);
+                gate.folded_one();
                 order.folder.progress(order.expected.min(len), Some(len));
                 !order.ended
             });
-        });
-        first += count;
+        }
+        // The array ended (or every worker is gone): no worker takes another region, and
+        // results still queued are dropped with `rx`.
+        gate.stop();
+        spawned
+    });
+    if spawned == 0 {
+        order.run_from(&mut plain, u64::MAX);
+        order.folder.progress(len, Some(len));
     }
     order.finish(&mut plain, job.max_suffix, false);
 }
