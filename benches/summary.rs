@@ -4,11 +4,14 @@
 //! `graph_many.json.gz` (GPU-heavy) and `eager.json.gz` (CPU-heavy) captures and cached
 //! under `target/bench-data/`; nothing multi-GB is committed. The size is
 //! `KERNLENS_BENCH_BYTES` (default 1 GB). Throughput is reported in bytes/s of
-//! uncompressed trace. Run: `cargo bench --bench summary`.
+//! uncompressed trace. Issue 20's anchors (`rg`, `libdeflate-gunzip`, from `PATH` or
+//! `KERNLENS_BENCH_RG` / `KERNLENS_BENCH_LIBDEFLATE_GUNZIP`) are timed in the same groups.
+//! Run: `cargo bench --bench summary`.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -66,11 +69,38 @@ fn inputs(source: &str, target_bytes: u64) -> (PathBuf, PathBuf, u64) {
     (plain, gz, size)
 }
 
+/// Times `program args.. input` (stdout discarded) in `g` as `name`, when it runs here.
+fn anchor(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    program: &str,
+    args: &[&str],
+    input: &Path,
+) {
+    let run = || {
+        Command::new(program)
+            .args(args)
+            .arg(input)
+            .stdout(Stdio::null())
+            .status()
+    };
+    if !run().is_ok_and(|s| s.success()) {
+        eprintln!("{name}: skipped, `{program}` did not run here (set its path in the env)");
+        return;
+    }
+    g.bench_function(name, |b| {
+        b.iter(|| run().unwrap_or_else(|e| panic!("{program}: {e}")))
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let target: u64 = std::env::var("KERNLENS_BENCH_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000_000);
+    let rg = std::env::var("KERNLENS_BENCH_RG").unwrap_or_else(|_| "rg".into());
+    let gunzip_tool = std::env::var("KERNLENS_BENCH_LIBDEFLATE_GUNZIP")
+        .unwrap_or_else(|_| "libdeflate-gunzip".into());
     for source in ["graph_many.json.gz", "eager.json.gz"] {
         let (plain, gz, size) = inputs(source, target);
         let mut g = c.benchmark_group(format!("summary/{}", source.trim_end_matches(".json.gz")));
@@ -78,12 +108,29 @@ fn bench(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(20))
             .warm_up_time(Duration::from_secs(2));
         g.throughput(Throughput::Bytes(size));
-        g.bench_function("plain_mmap", |b| {
+        g.bench_function("plain_file", |b| {
             b.iter(|| {
                 let s = TraceSource::open(&plain).unwrap_or_else(|e| panic!("{e}"));
                 analyze(&s, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
             })
         });
+        // Issue 20's anchors, timed in the same group so each goal reads as a ratio of one
+        // run: `rg -c '"kernel"'` on the plain file, `libdeflate-gunzip -c` on the gzip one
+        // (output discarded). Skipped, with a line saying so, where the tool is missing.
+        anchor(
+            &mut g,
+            "anchor_rg_count",
+            &rg,
+            &["-c", "\"kernel\""],
+            &plain,
+        );
+        anchor(
+            &mut g,
+            "anchor_libdeflate_gunzip",
+            &gunzip_tool,
+            &["-c"],
+            &gz,
+        );
         g.bench_function("gzip_stream", |b| {
             b.iter(|| {
                 let s = TraceSource::open(&gz).unwrap_or_else(|e| panic!("{e}"));
