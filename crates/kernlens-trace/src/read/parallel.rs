@@ -411,11 +411,15 @@ pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
     let next = AtomicUsize::new(0);
     let (job, slots, gate, next) = (&job, &slots, &gate, &next);
     let spawned = std::thread::scope(|scope| {
+        // A panic while folding must not leave the workers waiting for the fold (the scope
+        // joins them before passing the panic on).
+        let _guard = gate.stop_on_panic();
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Work<S::Out<'_>>)>();
         let mut spawned = 0;
         for _ in 0..threads {
             let tx = tx.clone();
             let worker = move || {
+                let _guard = gate.stop_on_panic();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= anchors || !gate.wait_turn(i, slots.len()) {

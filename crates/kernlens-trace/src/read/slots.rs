@@ -87,6 +87,25 @@ impl Gate {
         self.state.lock().unwrap_or_else(PoisonError::into_inner).1 = true;
         self.moved.notify_all();
     }
+
+    /// A guard that stops the read if the thread holding it panics. Why: the reading
+    /// thread waits for the panicked worker's region, and the other workers for the fold,
+    /// so without it they would wait for ever; stopped, they drop their senders, the
+    /// reading thread's wait ends, and the scope passes the panic on.
+    pub(crate) fn stop_on_panic(&self) -> StopOnPanic<'_> {
+        StopOnPanic(self)
+    }
+}
+
+/// See [`Gate::stop_on_panic`].
+pub(crate) struct StopOnPanic<'g>(&'g Gate);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -136,6 +155,33 @@ mod tests {
             assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(false));
             assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(false));
         });
+    }
+
+    /// A worker that panics stops the read: a worker waiting for its turn is released
+    /// instead of waiting for a fold that will never come.
+    #[test]
+    fn a_panicking_worker_releases_the_others() {
+        let gate = Gate::new();
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            let gate = &gate;
+            s.spawn(move || {
+                let _ = tx.send(gate.wait_turn(5, 2));
+            });
+            let panicked = s
+                .spawn(move || {
+                    let _guard = gate.stop_on_panic();
+                    panic!("a worker's bug");
+                })
+                .join();
+            assert!(panicked.is_err());
+            assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(false));
+        });
+        // Dropped without a panic, the guard leaves the read running.
+        let gate = Gate::new();
+        drop(gate.stop_on_panic());
+        gate.folded_one();
+        assert!(gate.wait_turn(1, 1));
     }
 
     /// Region `i` lends buffer `i % n`: a window's buffers are reused in turn.
