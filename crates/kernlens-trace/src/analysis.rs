@@ -6,7 +6,7 @@ use crate::collect::{Collected, GpuKind, NONE};
 use crate::graph;
 use crate::launch::{LaunchRec, LaunchRecord, LaunchStore};
 use crate::options::{Options, TimeWindow, WindowMode};
-use crate::overlap;
+use crate::overlap::{self, TimeOrder};
 use crate::report::*;
 use crate::rows::{self, Bucket};
 use crate::source::TraceSource;
@@ -194,14 +194,19 @@ pub(crate) fn build(
     };
     let parallel = opts.threads != Some(1);
     let by_time = || {
-        let order = overlap::time_order(c.gpu.recs());
-        let sorted = || order.iter().filter_map(|i| c.gpu.recs().get(i));
-        let timeline = || {
-            timeline::timeline(sorted(), win, &|id| {
-                comm_flags.get(id as usize).copied().unwrap_or(false)
-            })
+        let recs = c.gpu.recs();
+        let order = overlap::time_order(recs);
+        let sorted = || order.iter().filter_map(|i| recs.get(i));
+        // Records already in time order (graph captures' are) are swept straight through,
+        // without an index and a checked lookup per record.
+        let timeline = || match order {
+            TimeOrder::File(_) => timeline::timeline(recs.iter(), win, &comm_flags),
+            _ => timeline::timeline(sorted(), win, &comm_flags),
         };
-        let stream_overlap = || overlap::stream_overlap(&c.gpu, &c.names, sorted());
+        let stream_overlap = || match order {
+            TimeOrder::File(_) => overlap::stream_overlap(&c.gpu, &c.names, recs.iter()),
+            _ => overlap::stream_overlap(&c.gpu, &c.names, sorted()),
+        };
         // The two sweeps over the time order are the longest part of the report: the
         // overlap one gets a thread of its own.
         both(parallel, timeline, stream_overlap)

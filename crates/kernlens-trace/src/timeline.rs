@@ -59,11 +59,12 @@ struct DeviceAcc {
 }
 
 /// Builds the timeline from GPU events sorted by `ts`. Only events the window keeps
-/// count; `is_comm` says whether a kernel name id is communication.
+/// count; `is_comm[id]` says whether kernel name `id` is communication (a name past its end
+/// is not). A slice, not a callback: the sweep asks once per kernel.
 pub(crate) fn timeline(
     sorted: impl Iterator<Item = GpuRec>,
     window: Option<TimeWindow>,
-    is_comm: &dyn Fn(u32) -> bool,
+    is_comm: &[bool],
 ) -> Timeline {
     let (mut comp, mut comm, mut kernels, mut all) = (
         Union::default(),
@@ -118,7 +119,7 @@ pub(crate) fn timeline(
         match r.kind {
             GpuKind::Kernel => {
                 kernel_sum = kernel_sum.saturating_add(r.dur);
-                if is_comm(r.name) {
+                if is_comm.get(r.name as usize).copied().unwrap_or(false) {
                     if !comm_seen {
                         comm_seen = true;
                         comp = if several { kernels } else { dev.kernels };
@@ -242,7 +243,7 @@ mod tests {
                 .map(|&(ts, dur, d, kernel, name)| rec(ts, dur, d, kernel, name))
                 .collect();
             recs.sort_by_key(|r| r.ts);
-            let t = timeline(recs.iter().copied(), None, &|n| n == 1);
+            let t = timeline(recs.iter().copied(), None, &[false, true]);
             let of = |keep: &dyn Fn(&GpuRec) -> bool| {
                 union_of(recs.iter().filter(|r| keep(r)).map(|r| (r.ts, r.ts + r.dur)).collect())
             };
