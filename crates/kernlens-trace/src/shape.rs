@@ -40,9 +40,39 @@ const PAD: usize = 16;
 /// How many of its run's fixed bytes a slot keeps a copy of: a run up to this long is
 /// compared against the copy inside the slot's one-check window ([`WINDOW`]).
 const HEAD: usize = 48;
-/// Bytes of input a slot's one bounds check covers: its run (at most [`HEAD`]), then
-/// 32 bytes for the value's end.
-const WINDOW: usize = HEAD + 32;
+/// Bytes of input a slot's one bounds check covers: its run (at most [`HEAD`], read as
+/// under 64), then 32 bytes for the value's end.
+const WINDOW: usize = 64 + 32;
+
+/// How a slot is read when its whole window is in the input, chosen at learn time from
+/// its run's length and its value's kind: the slot loop takes one branch per slot, and
+/// the common slots compare no more of the run than it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// A number after a run of at most 16 bytes (`, "pid": `): one 16-byte compare.
+    Num16,
+    /// A number after a run of 17 to 32 bytes (`, "registers per thread": `).
+    Num32,
+    /// A string after a run of at most 32 bytes (`", "bp": "`).
+    Str32,
+    /// Any value after a run of at most [`HEAD`] bytes: the first run of an event
+    /// (`{"ph": "X", "cat": "kernel", "name": "`), and every list.
+    Window,
+    /// A run longer than [`HEAD`]: piece by piece.
+    Long,
+}
+
+impl Step {
+    fn of(fixed: usize, kind: Kind) -> Step {
+        match (kind, fixed) {
+            (_, n) if n > HEAD => Step::Long,
+            (Kind::Num, 0..=16) => Step::Num16,
+            (Kind::Num, 17..=32) => Step::Num32,
+            (Kind::Str, 0..=32) => Step::Str32,
+            _ => Step::Window,
+        }
+    }
+}
 
 /// What a value is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +151,7 @@ struct Slot {
     fixed: u32,
     /// Where those fixed bytes start in [`Shape::fixed`].
     at: u32,
+    step: Step,
     kind: Kind,
     role: Role,
 }
@@ -407,47 +438,75 @@ impl<'a> Values<'_, 'a> {
 
 impl Slot {
     /// Reads this slot's run and value at `p`, where `w` holds the [`WINDOW`] bytes from
-    /// `p` and the run is at most [`HEAD`] bytes: the value's range, or None when the
-    /// bytes differ from the shape's.
+    /// `p`: the value's range, or None when the bytes differ from the shape's.
+    ///
+    /// Each step compares as much of the run as it can have and scans its one kind of
+    /// value, so a slot costs one branch to reach its code and none to leave it.
     #[inline(always)]
-    fn read_window(&self, buf: &[u8], p: usize, w: &[u8; WINDOW]) -> Option<(usize, usize)> {
-        let n = self.fixed as usize;
+    fn read_window(
+        &self,
+        buf: &[u8],
+        fixed: &[u8],
+        p: usize,
+        w: &[u8; WINDOW],
+    ) -> Option<(usize, usize)> {
+        // A window step's run is at most HEAD < 64 bytes, so the mask changes nothing
+        // and lets the compiler see that the value's 32 bytes lie in the window.
+        let n = self.fixed as usize & 63;
         let (a, rest) = w.split_at(16);
         let (b, c) = rest.split_at(16);
         let (h0, h) = self.head.split_at(16);
         let (h1, h2) = h.split_at(16);
-        // Bit i of `same`: byte i of the run matches; bits from n on are not the run's.
-        let mut same = u64::from(eq16(a, h0)) | (u64::from(eq16(b, h1)) << 16);
-        if n > 32 {
-            // The first run of an event (`{"ph": "X", "cat": "kernel", "name": "`).
-            same |= u64::from(eq16(c, h2)) << 32;
-        }
-        if same | self.ignore != u64::MAX {
+        // Bit i of `same`: byte i of the run matches; bits from n on are not the run's
+        // (`ignore` sets them), so the run matches exactly when `same | ignore` is all ones.
+        let same16 = || u64::from(eq16(a, h0));
+        let same32 = || same16() | (u64::from(eq16(b, h1)) << 16);
+        let from = p + n;
+        let v: &[u8; 32] = w.get(n..n + 32)?.try_into().ok()?;
+        let end = match self.step {
+            Step::Num16 => {
+                if same16() | self.ignore != u64::MAX {
+                    return None;
+                }
+                num_end(buf, from, v)?
+            }
+            Step::Num32 => {
+                if same32() | self.ignore != u64::MAX {
+                    return None;
+                }
+                num_end(buf, from, v)?
+            }
+            Step::Str32 => {
+                if same32() | self.ignore != u64::MAX {
+                    return None;
+                }
+                str_end(buf, from, v)?
+            }
+            Step::Window => {
+                if same32() | (u64::from(eq16(c, h2)) << 32) | self.ignore != u64::MAX {
+                    return None;
+                }
+                match self.kind {
+                    Kind::Num => num_end(buf, from, v)?,
+                    Kind::Str => str_end(buf, from, v)?,
+                    Kind::Raw => raw_end(buf, from)?,
+                }
+            }
+            Step::Long => return self.read_piecewise(buf, fixed, p),
+        };
+        Some((from, end))
+    }
+
+    /// Reads this slot's run and value at `p` without a window: long runs, and the last
+    /// bytes of `buf`.
+    #[inline(always)]
+    fn read_piecewise(&self, buf: &[u8], fixed: &[u8], p: usize) -> Option<(usize, usize)> {
+        let n = self.fixed as usize;
+        if !fixed_eq(buf, p, fixed, self.at as usize, n)? {
             return None;
         }
         let from = p + n;
-        // The 32 bytes from the value's start, inside the window since n <= HEAD.
-        let v = w.get(n..n + 32)?;
-        let end = match self.kind {
-            Kind::Num => match json::plain_number_len(v) {
-                Some(len) => from + len,
-                None => number_end(buf, from)?,
-            },
-            Kind::Str => {
-                let (s0, s1) = v.split_at(16);
-                let stops = json::stop_mask(s0.try_into().ok()?)
-                    | (json::stop_mask(s1.try_into().ok()?) << 16);
-                if stops != 0 {
-                    from + stops.trailing_zeros() as usize
-                } else {
-                    // A long string (kernel names): on past the window.
-                    let on = from + 32;
-                    on + find_string_stop(buf.get(on..)?)?
-                }
-            }
-            Kind::Raw => raw_end(buf, from)?,
-        };
-        Some((from, end))
+        Some((from, self.value_end(buf, from)?))
     }
 
     /// The end of this slot's value starting at `from` (grammar checked as the shape's
@@ -536,18 +595,12 @@ impl Shape {
         // slot instead of a checked range (0 when `buf` is shorter than a window).
         let limit = buf.len().saturating_sub(WINDOW - 1);
         for slot in &self.slots {
-            let n = slot.fixed as usize;
-            let (from, end) = if n <= HEAD && p < limit {
+            let (from, end) = if p < limit {
                 // SAFETY: p < buf.len() - WINDOW + 1, so p + WINDOW <= buf.len().
                 let w = unsafe { &*(buf.as_ptr().add(p) as *const [u8; WINDOW]) };
-                slot.read_window(buf, p, w)?
+                slot.read_window(buf, &self.fixed, p, w)?
             } else {
-                // Long runs, and the last bytes of `buf`: piece by piece.
-                if !fixed_eq(buf, p, &self.fixed, slot.at as usize, n)? {
-                    return None;
-                }
-                let from = p + n;
-                (from, slot.value_end(buf, from)?)
+                slot.read_piecewise(buf, &self.fixed, p)?
             };
             found.vals[slot.role as usize] = (from, end);
             p = end;
@@ -803,6 +856,7 @@ impl Learner<'_> {
             ignore: u64::MAX.checked_shl(fixed.len() as u32).unwrap_or(0),
             fixed: fixed.len() as u32,
             at,
+            step: Step::of(fixed.len(), kind),
             kind,
             role,
         });
@@ -837,6 +891,30 @@ fn member_role(place: Place, key: &[u8]) -> (Named, Place) {
         Some(Member::KernelFile) => role(Role::KernelFile),
         Some(Member::KernelBackend) => role(Role::KernelBackend),
         None => role(Role::None),
+    }
+}
+
+/// The end of the number at `from`, whose first 32 bytes are `v`.
+#[inline(always)]
+fn num_end(buf: &[u8], from: usize, v: &[u8; 32]) -> Option<usize> {
+    match json::plain_number_len(v) {
+        Some(len) => Some(from + len),
+        None => number_end(buf, from),
+    }
+}
+
+/// The end of the plain run of the string at `from` (its closing quote when the string
+/// has no escape or control byte), whose first 32 bytes are `v`.
+#[inline(always)]
+fn str_end(buf: &[u8], from: usize, v: &[u8; 32]) -> Option<usize> {
+    let (s0, s1) = v.split_at(16);
+    let stops = json::stop_mask(s0.try_into().ok()?) | (json::stop_mask(s1.try_into().ok()?) << 16);
+    if stops != 0 {
+        Some(from + stops.trailing_zeros() as usize)
+    } else {
+        // A long string (kernel names): on past the window.
+        let on = from + 32;
+        Some(on + find_string_stop(buf.get(on..)?)?)
     }
 }
 
