@@ -162,6 +162,13 @@ struct Shape {
     /// The fixed bytes, then [`PAD`] zero bytes.
     fixed: Vec<u8>,
     slots: Vec<Slot>,
+    /// The closing bytes (after the last value): where they start in `fixed`, how many,
+    /// and, when they fit 16 bytes, a copy with the bits from their length on set in
+    /// `close_ignore` (an event's end is compared like a short run: one 16-byte compare).
+    close_at: u32,
+    close_len: u32,
+    close_head: [u8; 16],
+    close_ignore: u32,
     /// The category every event of this shape has (its `cat` is in the fixed bytes).
     cat: Cat,
     /// Its `ph` is `X` / `M` (also in the fixed bytes).
@@ -605,9 +612,13 @@ impl Shape {
             found.vals[slot.role as usize] = (from, end);
             p = end;
         }
-        let f = self.slots.last().map_or(0, |s| (s.at + s.fixed) as usize);
-        let n = self.fixed.len() - PAD - f;
-        if !fixed_eq(buf, p, &self.fixed, f, n)? {
+        let n = self.close_len as usize;
+        if n <= 16
+            && let Some(w) = buf.get(p..p + 16)
+        {
+            return (eq16(w, &self.close_head) | self.close_ignore == u32::MAX).then_some(p + n);
+        }
+        if !fixed_eq(buf, p, &self.fixed, self.close_at as usize, n)? {
             return None;
         }
         Some(p + n)
@@ -624,7 +635,13 @@ impl Shape {
             ph: None,
         };
         l.walk()?;
-        l.fixed.extend_from_slice(text.get(l.from..)?);
+        let close = text.get(l.from..)?;
+        let close_at = u32::try_from(l.fixed.len()).ok()?;
+        let mut close_head = [0; 16];
+        for (h, b) in close_head.iter_mut().zip(close) {
+            *h = *b;
+        }
+        l.fixed.extend_from_slice(close);
         l.fixed.extend_from_slice(&[0; PAD]);
         let (mut has, mut strs, mut raws) = (0, 0, 0);
         for s in &l.slots {
@@ -647,6 +664,10 @@ impl Shape {
             ph_m: ph(b"M"),
             fixed: l.fixed,
             slots: l.slots,
+            close_at,
+            close_len: u32::try_from(close.len()).ok()?,
+            close_head,
+            close_ignore: u32::MAX.checked_shl(close.len() as u32).unwrap_or(0),
             strs,
             raws,
             nums: has & !(strs | raws),
