@@ -470,14 +470,16 @@ impl Slot {
         let same32 = || same16() | (u64::from(eq16(b, h1)) << 16);
         let from = p + n;
         let v: &[u8; 32] = w.get(n..n + 32)?.try_into().ok()?;
-        let end = match self.step {
-            Step::Num16 => {
-                if same16() | self.ignore != u64::MAX {
-                    return None;
-                }
-                num_end(buf, from, v)?
+        // The most common step (a short run and a number) tested on its own: one compare
+        // against zero where the other steps go through a jump table.
+        if self.step == Step::Num16 {
+            if same16() | self.ignore != u64::MAX {
+                return None;
             }
-            Step::Num32 => {
+            return Some((from, num_end(buf, from, v)?));
+        }
+        let end = match self.step {
+            Step::Num16 | Step::Num32 => {
                 if same32() | self.ignore != u64::MAX {
                     return None;
                 }
@@ -929,9 +931,14 @@ fn num_end(buf: &[u8], from: usize, v: &[u8; 32]) -> Option<usize> {
 #[inline(always)]
 fn str_end(buf: &[u8], from: usize, v: &[u8; 32]) -> Option<usize> {
     let (s0, s1) = v.split_at(16);
-    let stops = json::stop_mask(s0.try_into().ok()?) | (json::stop_mask(s1.try_into().ok()?) << 16);
+    // Short strings (`"e"`, `"ac2g"`) end in the first 16 bytes.
+    let stops = json::stop_mask(s0.try_into().ok()?);
     if stops != 0 {
-        Some(from + stops.trailing_zeros() as usize)
+        return Some(from + stops.trailing_zeros() as usize);
+    }
+    let stops = json::stop_mask(s1.try_into().ok()?);
+    if stops != 0 {
+        Some(from + 16 + stops.trailing_zeros() as usize)
     } else {
         // A long string (kernel names): on past the window.
         let on = from + 32;
