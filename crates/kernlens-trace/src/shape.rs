@@ -40,9 +40,10 @@ const PAD: usize = 16;
 /// How many of its run's fixed bytes a slot keeps a copy of: a run up to this long is
 /// compared against the copy inside the slot's one-check window ([`WINDOW`]).
 const HEAD: usize = 48;
-/// Bytes of input a slot's one bounds check covers: its run (at most [`HEAD`], read as
-/// under 64), then 32 bytes for the value's end.
-const WINDOW: usize = 64 + 32;
+/// Bytes of input a slot's one bounds check covers: its run (at most [`HEAD`], kept as a
+/// `u8` so that the compiler sees any run inside the window), then 32 bytes for the
+/// value's end.
+const WINDOW: usize = 256 + 32;
 
 /// How a slot is read when its whole window is in the input, chosen at learn time from
 /// its run's length and its value's kind: the slot loop takes one branch per slot, and
@@ -149,6 +150,11 @@ struct Slot {
     ignore: u64,
     /// Fixed bytes before the value.
     fixed: u32,
+    /// The same, for the window steps (whose runs are at most [`HEAD`] bytes).
+    run: u8,
+    /// The step is [`Step::Num16`], tested apart from the jump table on `step` (the
+    /// compiler folds a test of `step` itself into that table).
+    num16: bool,
     /// Where those fixed bytes start in [`Shape::fixed`].
     at: u32,
     step: Step,
@@ -457,9 +463,7 @@ impl Slot {
         p: usize,
         w: &[u8; WINDOW],
     ) -> Option<(usize, usize)> {
-        // A window step's run is at most HEAD < 64 bytes, so the mask changes nothing
-        // and lets the compiler see that the value's 32 bytes lie in the window.
-        let n = self.fixed as usize & 63;
+        let n = usize::from(self.run);
         let (a, rest) = w.split_at(16);
         let (b, c) = rest.split_at(16);
         let (h0, h) = self.head.split_at(16);
@@ -472,7 +476,7 @@ impl Slot {
         let v: &[u8; 32] = w.get(n..n + 32)?.try_into().ok()?;
         // The most common step (a short run and a number) tested on its own: one compare
         // against zero where the other steps go through a jump table.
-        if self.step == Step::Num16 {
+        if self.num16 {
             if same16() | self.ignore != u64::MAX {
                 return None;
             }
@@ -878,6 +882,8 @@ impl Learner<'_> {
             head,
             ignore: u64::MAX.checked_shl(fixed.len() as u32).unwrap_or(0),
             fixed: fixed.len() as u32,
+            run: fixed.len().min(HEAD) as u8,
+            num16: Step::of(fixed.len(), kind) == Step::Num16,
             at,
             step: Step::of(fixed.len(), kind),
             kind,
