@@ -144,7 +144,7 @@ struct Slot {
     /// The first [`HEAD`] fixed bytes before the value (zero past the run's end): almost
     /// every run (`, "pid": `, `, "registers per thread": `) fits, and is compared
     /// against this copy without looking up `Shape::fixed`.
-    head: [u8; HEAD],
+    head: [Chunk; HEAD / 16],
     /// Bits set from the run's length on: `same | ignore` is all ones exactly when the
     /// run's bytes match (one `or` per slot instead of building the mask each time).
     ignore: u64,
@@ -173,7 +173,7 @@ struct Shape {
     /// `close_ignore` (an event's end is compared like a short run: one 16-byte compare).
     close_at: u32,
     close_len: u32,
-    close_head: [u8; 16],
+    close_head: Chunk,
     close_ignore: u32,
     /// The category every event of this shape has (its `cat` is in the fixed bytes).
     cat: Cat,
@@ -466,12 +466,11 @@ impl Slot {
         let n = usize::from(self.run);
         let (a, rest) = w.split_at(16);
         let (b, c) = rest.split_at(16);
-        let (h0, h) = self.head.split_at(16);
-        let (h1, h2) = h.split_at(16);
+        let [h0, h1, h2] = &self.head;
         // Bit i of `same`: byte i of the run matches; bits from n on are not the run's
         // (`ignore` sets them), so the run matches exactly when `same | ignore` is all ones.
-        let same16 = || u64::from(eq16(a, h0));
-        let same32 = || same16() | (u64::from(eq16(b, h1)) << 16);
+        let same16 = || u64::from(eq_chunk(a, h0));
+        let same32 = || same16() | (u64::from(eq_chunk(b, h1)) << 16);
         let from = p + n;
         let v: &[u8; 32] = w.get(n..n + 32)?.try_into().ok()?;
         // The most common step (a short run and a number) tested on its own: one compare
@@ -496,7 +495,7 @@ impl Slot {
                 str_end(buf, from, v)?
             }
             Step::Window => {
-                if same32() | (u64::from(eq16(c, h2)) << 32) | self.ignore != u64::MAX {
+                if same32() | (u64::from(eq_chunk(c, h2)) << 32) | self.ignore != u64::MAX {
                     return None;
                 }
                 match self.kind {
@@ -622,7 +621,8 @@ impl Shape {
         if n <= 16
             && let Some(w) = buf.get(p..p + 16)
         {
-            return (eq16(w, &self.close_head) | self.close_ignore == u32::MAX).then_some(p + n);
+            return (eq_chunk(w, &self.close_head) | self.close_ignore == u32::MAX)
+                .then_some(p + n);
         }
         if !fixed_eq(buf, p, &self.fixed, self.close_at as usize, n)? {
             return None;
@@ -643,10 +643,7 @@ impl Shape {
         l.walk()?;
         let close = text.get(l.from..)?;
         let close_at = u32::try_from(l.fixed.len()).ok()?;
-        let mut close_head = [0; 16];
-        for (h, b) in close_head.iter_mut().zip(close) {
-            *h = *b;
-        }
+        let close_head = Chunk::of(close);
         l.fixed.extend_from_slice(close);
         l.fixed.extend_from_slice(&[0; PAD]);
         let (mut has, mut strs, mut raws) = (0, 0, 0);
@@ -872,10 +869,7 @@ impl Learner<'_> {
 
     fn slot(&mut self, value_at: usize, kind: Kind, role: Role) {
         let fixed = &self.text[self.from..value_at];
-        let mut head = [0; HEAD];
-        for (h, b) in head.iter_mut().zip(fixed) {
-            *h = *b;
-        }
+        let head = [0, 16, 32].map(|at| Chunk::of(fixed.get(at..).unwrap_or_default()));
         let at = self.fixed.len() as u32;
         self.fixed.extend_from_slice(fixed);
         self.slots.push(Slot {
@@ -997,6 +991,46 @@ fn eq16(a: &[u8], b: &[u8]) -> u32 {
             .take(16)
             .enumerate()
             .fold(0, |m, (i, (x, y))| m | (u32::from(x == y) << i))
+    }
+}
+
+/// Sixteen fixed bytes kept 16-byte aligned: compared straight from memory (an aligned
+/// operand folds into the compare, one load fewer per run than [`eq16`]).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct Chunk([u8; 16]);
+
+impl Chunk {
+    /// The first 16 bytes of `b`, zero past its end.
+    fn of(b: &[u8]) -> Chunk {
+        let mut c = Chunk::default();
+        for (h, b) in c.0.iter_mut().zip(b) {
+            *h = *b;
+        }
+        c
+    }
+}
+
+/// Bit `i` set when `a[i] == h[i]`, for the first 16 bytes of `a` (which holds 16).
+#[inline(always)]
+fn eq_chunk(a: &[u8], h: &Chunk) -> u32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::*;
+        assert!(a.len() >= 16);
+        // SAFETY: SSE2 is enabled at compile time (cfg above); the unaligned load reads
+        // 16 bytes inside `a` (asserted above, which the callers' `get` proves), the
+        // aligned one the 16 bytes of `h`, which `Chunk`'s alignment puts on a 16-byte
+        // boundary.
+        unsafe {
+            let x = _mm_loadu_si128(a.as_ptr() as *const __m128i);
+            let y = _mm_load_si128(h.0.as_ptr() as *const __m128i);
+            _mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) as u32
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        eq16(a, &h.0)
     }
 }
 
