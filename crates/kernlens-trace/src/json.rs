@@ -698,20 +698,24 @@ fn leading_digits(w: u64) -> usize {
 #[inline(always)]
 pub(crate) fn parse_int(t: &[u8]) -> Option<i64> {
     // Up to 18 digits cannot overflow: the common case (counts, ids, dims) without
-    // checked arithmetic.
-    if let Some(&first) = t.first()
-        && first != b'-'
-        && t.len() <= 18
+    // checked arithmetic. The first byte's digit test also turns away a sign (for the
+    // path below), and a one-digit number (a pid, a device, most grid and block sizes)
+    // never enters the loop.
+    if let Some((&first, rest)) = t.split_first()
+        && rest.len() < 18
     {
-        let mut v: i64 = 0;
-        for &d in t {
-            let x = d.wrapping_sub(b'0');
-            if x > 9 {
-                return None;
+        let x = first.wrapping_sub(b'0');
+        if x <= 9 {
+            let mut v = i64::from(x);
+            for &d in rest {
+                let x = d.wrapping_sub(b'0');
+                if x > 9 {
+                    return None;
+                }
+                v = v * 10 + i64::from(x);
             }
-            v = v * 10 + i64::from(x);
+            return Some(v);
         }
-        return Some(v);
     }
     let (negative, digits) = match t.split_first() {
         Some((b'-', rest)) => (true, rest),
