@@ -317,8 +317,13 @@ impl Shapes {
         }
         self.last = k;
         if reorder && self.recent.first() != Some(&k) {
-            self.recent.retain(|&r| r != k);
-            self.recent.insert(0, k);
+            // Move to front: the shapes before `k` move down one (a learned shape is not
+            // in the list yet, and goes first with all of them moving down). A rotation
+            // in place, where a removal and an insertion moved the list twice.
+            match self.recent.iter().position(|&r| r == k) {
+                Some(at) => self.recent[..=at].rotate_right(1),
+                None => self.recent.insert(0, k),
+            }
         }
     }
 
