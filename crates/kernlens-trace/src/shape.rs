@@ -1208,9 +1208,9 @@ mod tests {
     }
 
     /// A slot reads its run and value in one window when [`WINDOW`] bytes remain, and
-    /// piece by piece near the buffer's end: an event followed by 0 to 100 bytes is read
-    /// as the parser reads it whichever path each slot takes, and one cut short by any
-    /// number of bytes is not read at all.
+    /// piece by piece near the buffer's end: an event followed by 0 to WINDOW + 16 bytes
+    /// is read as the parser reads it whichever path each slot (and the closing bytes)
+    /// takes, and one cut short by any number of bytes is not read at all.
     #[test]
     fn events_near_the_buffers_end_are_read_as_the_parser_reads_them() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -1224,7 +1224,7 @@ mod tests {
             if shapes.shapes.is_empty() {
                 continue;
             }
-            for extra in 0..=100 {
+            for extra in 0..=WINDOW + 16 {
                 let mut m = text.to_vec();
                 m.extend(std::iter::repeat_n(b' ', extra));
                 shapes.unpredict();
@@ -1252,7 +1252,67 @@ mod tests {
                 );
             }
         }
-        assert!(read > 10_000, "read {read}");
+        assert!(read > 30_000, "read {read}");
+    }
+
+    /// Each slot takes the step its run's length and its value's kind call for (the
+    /// step decides how much of the run is compared and how the value is scanned), on
+    /// the slots of a graph trace's kernel and flow events.
+    #[test]
+    fn slots_take_the_step_their_run_and_value_call_for() {
+        let kernel = r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5161116323713.531, "dur": 37.376, "args": {"queued": 0, "device": 0, "registers per thread": 168, "grid": [2, 66, 1], "list": [1, 2], "a member name that runs on for more than forty-eight bytes": 1}}"#;
+        let Some(shape) = Shape::learn(kernel.as_bytes()) else {
+            panic!("not learned: {kernel}");
+        };
+        let steps: Vec<(Step, bool, u8)> = shape
+            .slots
+            .iter()
+            .map(|s| (s.step, s.num16, s.run))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                // `{"ph": "X", "cat": "kernel", "name": "`: 38 bytes.
+                (Step::Window, false, 38),
+                // `", "pid": `, `, "tid": `, `, "ts": `, `, "dur": `.
+                (Step::Num16, true, 10),
+                (Step::Num16, true, 9),
+                (Step::Num16, true, 8),
+                (Step::Num16, true, 9),
+                // `, "args": {"queued": `, `, "device": `.
+                (Step::Num32, false, 21),
+                (Step::Num16, true, 12),
+                // `, "registers per thread": `.
+                (Step::Num32, false, 26),
+                // `, "grid": [`, `, `, `, `.
+                (Step::Num16, true, 11),
+                (Step::Num16, true, 2),
+                (Step::Num16, true, 2),
+                // `], "list": `: a list.
+                (Step::Window, false, 11),
+                // 62 bytes: compared piece by piece, its length capped in `run`.
+                (Step::Long, false, HEAD as u8),
+            ]
+        );
+        let flow = r#"{"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts": 5161116323696.891, "cat": "ac2g", "name": "ac2g", "bp": "e"}"#;
+        let Some(shape) = Shape::learn(flow.as_bytes()) else {
+            panic!("not learned: {flow}");
+        };
+        let steps: Vec<Step> = shape.slots.iter().map(|s| s.step).collect();
+        assert_eq!(
+            steps,
+            [
+                Step::Num32,
+                Step::Num16,
+                Step::Num16,
+                Step::Num16,
+                Step::Str32,
+                Step::Str32
+            ]
+        );
+        // The closing bytes, `"}`, compared as one 16-byte chunk.
+        assert_eq!(shape.close_len, 2);
+        assert_eq!(shape.close_ignore, u32::MAX << 2);
     }
 
     fn learns(text: &str) -> bool {
