@@ -46,8 +46,9 @@ const HEAD: usize = 48;
 const WINDOW: usize = 256 + 32;
 
 /// How a slot is read when its whole window is in the input, chosen at learn time from
-/// its run's length and its value's kind: the slot loop takes one branch per slot, and
-/// the common slots compare no more of the run than it has.
+/// its run's length and its value's kind: the slot loop reaches a slot's code in one
+/// test (`Num16`, by its flag) or two (the others, through a jump table), and no slot
+/// compares more 16-byte chunks than its run has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     /// A number after a run of at most 16 bytes (`, "pid": `): one 16-byte compare.
@@ -470,7 +471,7 @@ impl Slot {
     /// `p`: the value's range, or None when the bytes differ from the shape's.
     ///
     /// Each step compares as much of the run as it can have and scans its one kind of
-    /// value, so a slot costs one branch to reach its code and none to leave it.
+    /// value, so a slot costs a test or two to reach its code and none to leave it.
     #[inline(always)]
     fn read_window(
         &self,
