@@ -46,9 +46,9 @@ const HEAD: usize = 48;
 const WINDOW: usize = 256 + 32;
 
 /// How a slot is read when its whole window is in the input, chosen at learn time from
-/// its run's length and its value's kind: the slot loop reaches a slot's code in one
-/// test (`Num16`, by its flag) or two (the others, through a jump table), and no slot
-/// compares more 16-byte chunks than its run has.
+/// its run's length and its value's kind: the slot loop reaches a number's code in one
+/// or two tests (`Num16`, `Num32`, by their flags), the others' through a jump table,
+/// and no slot compares more 16-byte chunks than its run has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     /// A number after a run of at most 16 bytes (`, "pid": `): one 16-byte compare.
@@ -153,9 +153,11 @@ struct Slot {
     fixed: u32,
     /// The same, for the window steps (whose runs are at most [`HEAD`] bytes).
     run: u8,
-    /// The step is [`Step::Num16`], tested apart from the jump table on `step` (the
-    /// compiler folds a test of `step` itself into that table).
+    /// The step is [`Step::Num16`] / [`Step::Num32`], the commonest two, tested apart
+    /// from the jump table on `step` (the compiler folds a test of `step` itself into
+    /// that table). A third flag, for [`Step::Str32`], measured worse.
     num16: bool,
+    num32: bool,
     /// Where those fixed bytes start in [`Shape::fixed`].
     at: u32,
     step: Step,
@@ -490,10 +492,16 @@ impl Slot {
         let same32 = || same16() | (u64::from(eq_chunk(b, h1)) << 16);
         let from = p + n;
         let v: &[u8; 32] = w.get(n..n + 32)?.try_into().ok()?;
-        // The most common step (a short run and a number) tested on its own: one compare
-        // against zero where the other steps go through a jump table.
+        // The two most common steps (a run and a number) tested on their own: a compare
+        // against zero each, where the other steps go through a jump table.
         if self.num16 {
             if same16() | self.ignore != u64::MAX {
+                return None;
+            }
+            return Some((from, num_end(buf, from, v)?));
+        }
+        if self.num32 {
+            if same32() | self.ignore != u64::MAX {
                 return None;
             }
             return Some((from, num_end(buf, from, v)?));
@@ -896,6 +904,7 @@ impl Learner<'_> {
             fixed: fixed.len() as u32,
             run: fixed.len().min(HEAD) as u8,
             num16: Step::of(fixed.len(), kind) == Step::Num16,
+            num32: Step::of(fixed.len(), kind) == Step::Num32,
             at,
             step: Step::of(fixed.len(), kind),
             kind,
@@ -1295,6 +1304,12 @@ mod tests {
                 (Step::Long, false, HEAD as u8),
             ]
         );
+        for s in &shape.slots {
+            assert_eq!(
+                (s.num16, s.num32),
+                (s.step == Step::Num16, s.step == Step::Num32)
+            );
+        }
         let flow = r#"{"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts": 5161116323696.891, "cat": "ac2g", "name": "ac2g", "bp": "e"}"#;
         let Some(shape) = Shape::learn(flow.as_bytes()) else {
             panic!("not learned: {flow}");
