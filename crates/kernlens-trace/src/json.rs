@@ -698,20 +698,24 @@ fn leading_digits(w: u64) -> usize {
 #[inline(always)]
 pub(crate) fn parse_int(t: &[u8]) -> Option<i64> {
     // Up to 18 digits cannot overflow: the common case (counts, ids, dims) without
-    // checked arithmetic.
-    if let Some(&first) = t.first()
-        && first != b'-'
-        && t.len() <= 18
+    // checked arithmetic. The first byte's digit test also turns away a sign (for the
+    // path below), and a one-digit number (a pid, a device, most grid and block sizes)
+    // never enters the loop.
+    if let Some((&first, rest)) = t.split_first()
+        && rest.len() < 18
     {
-        let mut v: i64 = 0;
-        for &d in t {
-            let x = d.wrapping_sub(b'0');
-            if x > 9 {
-                return None;
+        let x = first.wrapping_sub(b'0');
+        if x <= 9 {
+            let mut v = i64::from(x);
+            for &d in rest {
+                let x = d.wrapping_sub(b'0');
+                if x > 9 {
+                    return None;
+                }
+                v = v * 10 + i64::from(x);
             }
-            v = v * 10 + i64::from(x);
+            return Some(v);
         }
-        return Some(v);
     }
     let (negative, digits) = match t.split_first() {
         Some((b'-', rest)) => (true, rest),
@@ -986,6 +990,15 @@ mod tests {
             ("5161116323696.891,", 17),
             ("1234567890123456789012345,", 25),
             ("12.000000, ", 9),
+            // At and across the 16-byte boundary the first mask sees.
+            ("1234567890123456,", 16),
+            ("123456789012345,", 15),
+            ("12345678901234.5,", 16),
+            ("1234567890123.45,", 16),
+            ("123456789012345.5,", 17),
+            ("0.12345678901234,", 16),
+            ("0.123456789012345,", 17),
+            ("1.5]", 3),
         ] {
             let mut w = [b' '; 32];
             w[..text.len()].copy_from_slice(text.as_bytes());
@@ -997,6 +1010,10 @@ mod tests {
             "0e1",
             "1.,",
             "1.5E2",
+            "12345678901234.e",
+            "1234567890123.5e1",
+            "123456789012345.",
+            "0.1234567890123e5",
             "12345678901234567890123456789012",
         ] {
             let mut w = [b' '; 32];

@@ -40,9 +40,41 @@ const PAD: usize = 16;
 /// How many of its run's fixed bytes a slot keeps a copy of: a run up to this long is
 /// compared against the copy inside the slot's one-check window ([`WINDOW`]).
 const HEAD: usize = 48;
-/// Bytes of input a slot's one bounds check covers: its run (at most [`HEAD`]), then
-/// 32 bytes for the value's end.
-const WINDOW: usize = HEAD + 32;
+/// Bytes of input a slot's one bounds check covers: its run (at most [`HEAD`], kept as a
+/// `u8` so that the compiler sees any run inside the window), then 32 bytes for the
+/// value's end.
+const WINDOW: usize = 256 + 32;
+
+/// How a slot is read when its whole window is in the input, chosen at learn time from
+/// its run's length and its value's kind: the slot loop reaches a number's code in one
+/// or two tests (`Num16`, `Num32`, by their flags), the others' through a jump table,
+/// and no slot compares more 16-byte chunks than its run has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// A number after a run of at most 16 bytes (`, "pid": `): one 16-byte compare.
+    Num16,
+    /// A number after a run of 17 to 32 bytes (`, "registers per thread": `).
+    Num32,
+    /// A string after a run of at most 32 bytes (`", "bp": "`).
+    Str32,
+    /// Any value after a run of at most [`HEAD`] bytes: the first run of an event
+    /// (`{"ph": "X", "cat": "kernel", "name": "`), and every list.
+    Window,
+    /// A run longer than [`HEAD`]: piece by piece.
+    Long,
+}
+
+impl Step {
+    fn of(fixed: usize, kind: Kind) -> Step {
+        match (kind, fixed) {
+            (_, n) if n > HEAD => Step::Long,
+            (Kind::Num, 0..=16) => Step::Num16,
+            (Kind::Num, 17..=32) => Step::Num32,
+            (Kind::Str, 0..=32) => Step::Str32,
+            _ => Step::Window,
+        }
+    }
+}
 
 /// What a value is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +88,7 @@ enum Kind {
     Raw,
 }
 
-/// Which member a value is; the discriminant indexes [`Found::vals`] and the role masks.
+/// Which member a value is; the discriminant indexes [`Found`]'s ranges and the role masks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 enum Role {
@@ -113,14 +145,22 @@ struct Slot {
     /// The first [`HEAD`] fixed bytes before the value (zero past the run's end): almost
     /// every run (`, "pid": `, `, "registers per thread": `) fits, and is compared
     /// against this copy without looking up `Shape::fixed`.
-    head: [u8; HEAD],
+    head: [Chunk; HEAD / 16],
     /// Bits set from the run's length on: `same | ignore` is all ones exactly when the
     /// run's bytes match (one `or` per slot instead of building the mask each time).
     ignore: u64,
     /// Fixed bytes before the value.
     fixed: u32,
+    /// The same, for the window steps (whose runs are at most [`HEAD`] bytes).
+    run: u8,
+    /// The step is [`Step::Num16`] / [`Step::Num32`], the commonest two, tested apart
+    /// from the jump table on `step` (the compiler folds a test of `step` itself into
+    /// that table). A third flag, for [`Step::Str32`], measured worse.
+    num16: bool,
+    num32: bool,
     /// Where those fixed bytes start in [`Shape::fixed`].
     at: u32,
+    step: Step,
     kind: Kind,
     role: Role,
 }
@@ -131,6 +171,13 @@ struct Shape {
     /// The fixed bytes, then [`PAD`] zero bytes.
     fixed: Vec<u8>,
     slots: Vec<Slot>,
+    /// The closing bytes (after the last value): where they start in `fixed`, how many,
+    /// and, when they fit 16 bytes, a copy with the bits from their length on set in
+    /// `close_ignore` (an event's end is compared like a short run: one 16-byte compare).
+    close_at: u32,
+    close_len: u32,
+    close_head: Chunk,
+    close_ignore: u32,
     /// The category every event of this shape has (its `cat` is in the fixed bytes).
     cat: Cat,
     /// Its `ph` is `X` / `M` (also in the fixed bytes).
@@ -178,7 +225,18 @@ const TRIES: usize = CAPACITY;
 /// reads no other, so neither a failed try nor an earlier event leaves anything to reset.
 #[derive(Default)]
 struct Found {
-    vals: [(usize, usize); ROLES],
+    /// Starts and ends apart, not as pairs: an index scaled by 8 is an addressing mode,
+    /// by 16 it costs the slot loop a shift per value.
+    from: [usize; ROLES],
+    to: [usize; ROLES],
+}
+
+impl Found {
+    /// The range of role `r`'s value.
+    #[inline(always)]
+    fn range(&self, r: Role) -> (usize, usize) {
+        (self.from[r as usize], self.to[r as usize])
+    }
 }
 
 impl Shapes {
@@ -273,8 +331,13 @@ impl Shapes {
         }
         self.last = k;
         if reorder && self.recent.first() != Some(&k) {
-            self.recent.retain(|&r| r != k);
-            self.recent.insert(0, k);
+            // Move to front: the shapes before `k` move down one (a learned shape is not
+            // in the list yet, and goes first with all of them moving down). A rotation
+            // in place, where a removal and an insertion moved the list twice.
+            match self.recent.iter().position(|&r| r == k) {
+                Some(at) => self.recent[..=at].rotate_right(1),
+                None => self.recent.insert(0, k),
+            }
         }
     }
 
@@ -344,7 +407,7 @@ impl<'a> Values<'_, 'a> {
     /// so `from <= to <= buf.len()`.
     #[inline(always)]
     fn text(&self, r: Role) -> &'a [u8] {
-        let (from, to) = self.f.vals[r as usize];
+        let (from, to) = self.f.range(r);
         debug_assert!(from <= to && to <= self.buf.len(), "{r:?}: {from}..{to}");
         // SAFETY: the range lies in `buf` (above); callers ask only for roles the shape
         // has (its `nums`, `strs` and `raws` bits), whose ranges this read wrote.
@@ -368,7 +431,7 @@ impl<'a> Values<'_, 'a> {
         if self.shape.nums & r.bit() == 0 {
             return 0;
         }
-        let (from, to) = self.f.vals[r as usize];
+        let (from, to) = self.f.range(r);
         // The common form straight from the input's bytes; any other by the exact path.
         if let Some(w) = self.buf.get(from..from + 32)
             && let Some(ns) = micros_window(w, to.wrapping_sub(from))
@@ -407,47 +470,80 @@ impl<'a> Values<'_, 'a> {
 
 impl Slot {
     /// Reads this slot's run and value at `p`, where `w` holds the [`WINDOW`] bytes from
-    /// `p` and the run is at most [`HEAD`] bytes: the value's range, or None when the
-    /// bytes differ from the shape's.
+    /// `p`: the value's range, or None when the bytes differ from the shape's.
+    ///
+    /// Each step compares as much of the run as it can have and scans its one kind of
+    /// value, so a slot costs a test or two to reach its code and none to leave it.
     #[inline(always)]
-    fn read_window(&self, buf: &[u8], p: usize, w: &[u8; WINDOW]) -> Option<(usize, usize)> {
-        let n = self.fixed as usize;
+    fn read_window(
+        &self,
+        buf: &[u8],
+        fixed: &[u8],
+        p: usize,
+        w: &[u8; WINDOW],
+    ) -> Option<(usize, usize)> {
+        let n = usize::from(self.run);
         let (a, rest) = w.split_at(16);
         let (b, c) = rest.split_at(16);
-        let (h0, h) = self.head.split_at(16);
-        let (h1, h2) = h.split_at(16);
-        // Bit i of `same`: byte i of the run matches; bits from n on are not the run's.
-        let mut same = u64::from(eq16(a, h0)) | (u64::from(eq16(b, h1)) << 16);
-        if n > 32 {
-            // The first run of an event (`{"ph": "X", "cat": "kernel", "name": "`).
-            same |= u64::from(eq16(c, h2)) << 32;
+        let [h0, h1, h2] = &self.head;
+        // Bit i of `same`: byte i of the run matches; bits from n on are not the run's
+        // (`ignore` sets them), so the run matches exactly when `same | ignore` is all ones.
+        let same16 = || u64::from(eq_chunk(a, h0));
+        let same32 = || same16() | (u64::from(eq_chunk(b, h1)) << 16);
+        let from = p + n;
+        let v: &[u8; 32] = w.get(n..n + 32)?.try_into().ok()?;
+        // The two most common steps (a run and a number) tested on their own: a compare
+        // against zero each, where the other steps go through a jump table.
+        if self.num16 {
+            if same16() | self.ignore != u64::MAX {
+                return None;
+            }
+            return Some((from, num_end(buf, from, v)?));
         }
-        if same | self.ignore != u64::MAX {
+        if self.num32 {
+            if same32() | self.ignore != u64::MAX {
+                return None;
+            }
+            return Some((from, num_end(buf, from, v)?));
+        }
+        let end = match self.step {
+            Step::Num16 | Step::Num32 => {
+                if same32() | self.ignore != u64::MAX {
+                    return None;
+                }
+                num_end(buf, from, v)?
+            }
+            Step::Str32 => {
+                if same32() | self.ignore != u64::MAX {
+                    return None;
+                }
+                str_end(buf, from, v)?
+            }
+            Step::Window => {
+                if same32() | (u64::from(eq_chunk(c, h2)) << 32) | self.ignore != u64::MAX {
+                    return None;
+                }
+                match self.kind {
+                    Kind::Num => num_end(buf, from, v)?,
+                    Kind::Str => str_end(buf, from, v)?,
+                    Kind::Raw => raw_end(buf, from)?,
+                }
+            }
+            Step::Long => return self.read_piecewise(buf, fixed, p),
+        };
+        Some((from, end))
+    }
+
+    /// Reads this slot's run and value at `p` without a window: long runs, and the last
+    /// bytes of `buf`.
+    #[inline(always)]
+    fn read_piecewise(&self, buf: &[u8], fixed: &[u8], p: usize) -> Option<(usize, usize)> {
+        let n = self.fixed as usize;
+        if !fixed_eq(buf, p, fixed, self.at as usize, n)? {
             return None;
         }
         let from = p + n;
-        // The 32 bytes from the value's start, inside the window since n <= HEAD.
-        let v = w.get(n..n + 32)?;
-        let end = match self.kind {
-            Kind::Num => match json::plain_number_len(v) {
-                Some(len) => from + len,
-                None => number_end(buf, from)?,
-            },
-            Kind::Str => {
-                let (s0, s1) = v.split_at(16);
-                let stops = json::stop_mask(s0.try_into().ok()?)
-                    | (json::stop_mask(s1.try_into().ok()?) << 16);
-                if stops != 0 {
-                    from + stops.trailing_zeros() as usize
-                } else {
-                    // A long string (kernel names): on past the window.
-                    let on = from + 32;
-                    on + find_string_stop(buf.get(on..)?)?
-                }
-            }
-            Kind::Raw => raw_end(buf, from)?,
-        };
-        Some((from, end))
+        Some((from, self.value_end(buf, from)?))
     }
 
     /// The end of this slot's value starting at `from` (grammar checked as the shape's
@@ -536,25 +632,25 @@ impl Shape {
         // slot instead of a checked range (0 when `buf` is shorter than a window).
         let limit = buf.len().saturating_sub(WINDOW - 1);
         for slot in &self.slots {
-            let n = slot.fixed as usize;
-            let (from, end) = if n <= HEAD && p < limit {
+            let (from, end) = if p < limit {
                 // SAFETY: p < buf.len() - WINDOW + 1, so p + WINDOW <= buf.len().
                 let w = unsafe { &*(buf.as_ptr().add(p) as *const [u8; WINDOW]) };
-                slot.read_window(buf, p, w)?
+                slot.read_window(buf, &self.fixed, p, w)?
             } else {
-                // Long runs, and the last bytes of `buf`: piece by piece.
-                if !fixed_eq(buf, p, &self.fixed, slot.at as usize, n)? {
-                    return None;
-                }
-                let from = p + n;
-                (from, slot.value_end(buf, from)?)
+                slot.read_piecewise(buf, &self.fixed, p)?
             };
-            found.vals[slot.role as usize] = (from, end);
+            found.from[slot.role as usize] = from;
+            found.to[slot.role as usize] = end;
             p = end;
         }
-        let f = self.slots.last().map_or(0, |s| (s.at + s.fixed) as usize);
-        let n = self.fixed.len() - PAD - f;
-        if !fixed_eq(buf, p, &self.fixed, f, n)? {
+        let n = self.close_len as usize;
+        if n <= 16
+            && let Some(w) = buf.get(p..p + 16)
+        {
+            return (eq_chunk(w, &self.close_head) | self.close_ignore == u32::MAX)
+                .then_some(p + n);
+        }
+        if !fixed_eq(buf, p, &self.fixed, self.close_at as usize, n)? {
             return None;
         }
         Some(p + n)
@@ -571,7 +667,10 @@ impl Shape {
             ph: None,
         };
         l.walk()?;
-        l.fixed.extend_from_slice(text.get(l.from..)?);
+        let close = text.get(l.from..)?;
+        let close_at = u32::try_from(l.fixed.len()).ok()?;
+        let close_head = Chunk::of(close);
+        l.fixed.extend_from_slice(close);
         l.fixed.extend_from_slice(&[0; PAD]);
         let (mut has, mut strs, mut raws) = (0, 0, 0);
         for s in &l.slots {
@@ -594,6 +693,10 @@ impl Shape {
             ph_m: ph(b"M"),
             fixed: l.fixed,
             slots: l.slots,
+            close_at,
+            close_len: u32::try_from(close.len()).ok()?,
+            close_head,
+            close_ignore: u32::MAX.checked_shl(close.len() as u32).unwrap_or(0),
             strs,
             raws,
             nums: has & !(strs | raws),
@@ -792,17 +895,18 @@ impl Learner<'_> {
 
     fn slot(&mut self, value_at: usize, kind: Kind, role: Role) {
         let fixed = &self.text[self.from..value_at];
-        let mut head = [0; HEAD];
-        for (h, b) in head.iter_mut().zip(fixed) {
-            *h = *b;
-        }
+        let head = [0, 16, 32].map(|at| Chunk::of(fixed.get(at..).unwrap_or_default()));
         let at = self.fixed.len() as u32;
         self.fixed.extend_from_slice(fixed);
         self.slots.push(Slot {
             head,
             ignore: u64::MAX.checked_shl(fixed.len() as u32).unwrap_or(0),
             fixed: fixed.len() as u32,
+            run: fixed.len().min(HEAD) as u8,
+            num16: Step::of(fixed.len(), kind) == Step::Num16,
+            num32: Step::of(fixed.len(), kind) == Step::Num32,
             at,
+            step: Step::of(fixed.len(), kind),
             kind,
             role,
         });
@@ -837,6 +941,35 @@ fn member_role(place: Place, key: &[u8]) -> (Named, Place) {
         Some(Member::KernelFile) => role(Role::KernelFile),
         Some(Member::KernelBackend) => role(Role::KernelBackend),
         None => role(Role::None),
+    }
+}
+
+/// The end of the number at `from`, whose first 32 bytes are `v`.
+#[inline(always)]
+fn num_end(buf: &[u8], from: usize, v: &[u8; 32]) -> Option<usize> {
+    match json::plain_number_len(v) {
+        Some(len) => Some(from + len),
+        None => number_end(buf, from),
+    }
+}
+
+/// The end of the plain run of the string at `from` (its closing quote when the string
+/// has no escape or control byte), whose first 32 bytes are `v`.
+#[inline(always)]
+fn str_end(buf: &[u8], from: usize, v: &[u8; 32]) -> Option<usize> {
+    let (s0, s1) = v.split_at(16);
+    // Short strings (`"e"`, `"ac2g"`) end in the first 16 bytes.
+    let stops = json::stop_mask(s0.try_into().ok()?);
+    if stops != 0 {
+        return Some(from + stops.trailing_zeros() as usize);
+    }
+    let stops = json::stop_mask(s1.try_into().ok()?);
+    if stops != 0 {
+        Some(from + 16 + stops.trailing_zeros() as usize)
+    } else {
+        // A long string (kernel names): on past the window.
+        let on = from + 32;
+        Some(on + find_string_stop(buf.get(on..)?)?)
     }
 }
 
@@ -885,6 +1018,46 @@ fn eq16(a: &[u8], b: &[u8]) -> u32 {
             .take(16)
             .enumerate()
             .fold(0, |m, (i, (x, y))| m | (u32::from(x == y) << i))
+    }
+}
+
+/// Sixteen fixed bytes kept 16-byte aligned: compared straight from memory (an aligned
+/// operand folds into the compare, one load fewer per run than [`eq16`]).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct Chunk([u8; 16]);
+
+impl Chunk {
+    /// The first 16 bytes of `b`, zero past its end.
+    fn of(b: &[u8]) -> Chunk {
+        let mut c = Chunk::default();
+        for (h, b) in c.0.iter_mut().zip(b) {
+            *h = *b;
+        }
+        c
+    }
+}
+
+/// Bit `i` set when `a[i] == h[i]`, for the first 16 bytes of `a` (which holds 16).
+#[inline(always)]
+fn eq_chunk(a: &[u8], h: &Chunk) -> u32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::*;
+        assert!(a.len() >= 16);
+        // SAFETY: SSE2 is enabled at compile time (cfg above); the unaligned load reads
+        // 16 bytes inside `a` (asserted above, which the callers' `get` proves), the
+        // aligned one the 16 bytes of `h`, which `Chunk`'s alignment puts on a 16-byte
+        // boundary.
+        unsafe {
+            let x = _mm_loadu_si128(a.as_ptr() as *const __m128i);
+            let y = _mm_load_si128(h.0.as_ptr() as *const __m128i);
+            _mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) as u32
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        eq16(a, &h.0)
     }
 }
 
@@ -1045,9 +1218,9 @@ mod tests {
     }
 
     /// A slot reads its run and value in one window when [`WINDOW`] bytes remain, and
-    /// piece by piece near the buffer's end: an event followed by 0 to 100 bytes is read
-    /// as the parser reads it whichever path each slot takes, and one cut short by any
-    /// number of bytes is not read at all.
+    /// piece by piece near the buffer's end: an event followed by 0 to WINDOW + 16 bytes
+    /// is read as the parser reads it whichever path each slot (and the closing bytes)
+    /// takes, and one cut short by any number of bytes is not read at all.
     #[test]
     fn events_near_the_buffers_end_are_read_as_the_parser_reads_them() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -1061,7 +1234,7 @@ mod tests {
             if shapes.shapes.is_empty() {
                 continue;
             }
-            for extra in 0..=100 {
+            for extra in 0..=WINDOW + 16 {
                 let mut m = text.to_vec();
                 m.extend(std::iter::repeat_n(b' ', extra));
                 shapes.unpredict();
@@ -1089,7 +1262,73 @@ mod tests {
                 );
             }
         }
-        assert!(read > 10_000, "read {read}");
+        assert!(read > 30_000, "read {read}");
+    }
+
+    /// Each slot takes the step its run's length and its value's kind call for (the
+    /// step decides how much of the run is compared and how the value is scanned), on
+    /// the slots of a graph trace's kernel and flow events.
+    #[test]
+    fn slots_take_the_step_their_run_and_value_call_for() {
+        let kernel = r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5161116323713.531, "dur": 37.376, "args": {"queued": 0, "device": 0, "registers per thread": 168, "grid": [2, 66, 1], "list": [1, 2], "a member name that runs on for more than forty-eight bytes": 1}}"#;
+        let Some(shape) = Shape::learn(kernel.as_bytes()) else {
+            panic!("not learned: {kernel}");
+        };
+        let steps: Vec<(Step, bool, u8)> = shape
+            .slots
+            .iter()
+            .map(|s| (s.step, s.num16, s.run))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                // `{"ph": "X", "cat": "kernel", "name": "`: 38 bytes.
+                (Step::Window, false, 38),
+                // `", "pid": `, `, "tid": `, `, "ts": `, `, "dur": `.
+                (Step::Num16, true, 10),
+                (Step::Num16, true, 9),
+                (Step::Num16, true, 8),
+                (Step::Num16, true, 9),
+                // `, "args": {"queued": `, `, "device": `.
+                (Step::Num32, false, 21),
+                (Step::Num16, true, 12),
+                // `, "registers per thread": `.
+                (Step::Num32, false, 26),
+                // `, "grid": [`, `, `, `, `.
+                (Step::Num16, true, 11),
+                (Step::Num16, true, 2),
+                (Step::Num16, true, 2),
+                // `], "list": `: a list.
+                (Step::Window, false, 11),
+                // 62 bytes: compared piece by piece, its length capped in `run`.
+                (Step::Long, false, HEAD as u8),
+            ]
+        );
+        for s in &shape.slots {
+            assert_eq!(
+                (s.num16, s.num32),
+                (s.step == Step::Num16, s.step == Step::Num32)
+            );
+        }
+        let flow = r#"{"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts": 5161116323696.891, "cat": "ac2g", "name": "ac2g", "bp": "e"}"#;
+        let Some(shape) = Shape::learn(flow.as_bytes()) else {
+            panic!("not learned: {flow}");
+        };
+        let steps: Vec<Step> = shape.slots.iter().map(|s| s.step).collect();
+        assert_eq!(
+            steps,
+            [
+                Step::Num32,
+                Step::Num16,
+                Step::Num16,
+                Step::Num16,
+                Step::Str32,
+                Step::Str32
+            ]
+        );
+        // The closing bytes, `"}`, compared as one 16-byte chunk.
+        assert_eq!(shape.close_len, 2);
+        assert_eq!(shape.close_ignore, u32::MAX << 2);
     }
 
     fn learns(text: &str) -> bool {
