@@ -251,6 +251,11 @@ pub struct LauncherIndexBuilder {
     launches: foldhash::HashMap<i64, Launch>,
     kernels: Vec<(String, Vec<i64>)>,
     kernel_ids: foldhash::HashMap<String, usize>,
+    /// Kernels by the trace reader's name numbers (`ObservedEvent::name_id`) of one read:
+    /// the read's serial (the ids' high half) and, per number (the low half), the index in
+    /// `kernels`. A kernel's name can be hundreds of bytes: found by its number, it is not
+    /// hashed again for every launch of it.
+    numbered: (u64, Vec<Option<u32>>),
 }
 
 impl std::fmt::Debug for LauncherIndexBuilder {
@@ -262,6 +267,14 @@ impl std::fmt::Debug for LauncherIndexBuilder {
             .finish()
     }
 }
+
+/// Name numbers of one read the builder keeps a slot for (a trace has a few thousand
+/// names; past this, a name takes the hash path).
+const MAX_NAME_NUMBERS: usize = 1 << 20;
+
+/// `frame_ids`' value for a `python_function` name that is no frame the index keeps
+/// (not `<path>(<line>): <function>`, or under a skipped prefix).
+const NOT_A_FRAME: u32 = u32::MAX;
 
 const NO_PARENT: u32 = u32::MAX;
 
@@ -288,27 +301,39 @@ impl LauncherIndexBuilder {
             launches: foldhash::HashMap::default(),
             kernels: Vec::new(),
             kernel_ids: foldhash::HashMap::default(),
+            numbered: (0, Vec::new()),
         }
     }
 
     /// Takes one event; events of other categories are ignored.
     pub fn observe(&mut self, e: &LauncherEvent<'_>) {
+        self.observe_numbered(e, None);
+    }
+
+    /// [`LauncherIndexBuilder::observe`] with the trace reader's number for the name
+    /// (equal numbers are equal names: `kernlens_trace::ObservedEvent::name_id`).
+    fn observe_numbered(&mut self, e: &LauncherEvent<'_>, name_id: Option<u64>) {
         let end = e.ts_ns.saturating_add(e.dur_ns.max(0));
         match e.cat {
             "python_function" => {
-                let Some((path, line, function)) = parse_frame(e.name) else {
-                    return;
-                };
-                if self.skipped(path) {
-                    return;
-                }
+                // A step repeats the same frames: each name is parsed and tested against
+                // the skip prefixes once, and remembered either way.
                 let id = match self.frame_ids.get(e.name) {
+                    Some(&NOT_A_FRAME) => return,
                     Some(&id) => id,
                     None => {
-                        let id = self.frame_names.len() as u32;
-                        self.frame_names
-                            .push((path.to_owned(), line, function.to_owned()));
+                        let id = match parse_frame(e.name) {
+                            Some((path, line, function)) if !self.skipped(path) => {
+                                self.frame_names
+                                    .push((path.to_owned(), line, function.to_owned()));
+                                (self.frame_names.len() - 1) as u32
+                            }
+                            _ => NOT_A_FRAME,
+                        };
                         self.frame_ids.insert(e.name.to_owned(), id);
+                        if id == NOT_A_FRAME {
+                            return;
+                        }
                         id
                     }
                 };
@@ -330,22 +355,14 @@ impl LauncherIndexBuilder {
                             thread: (e.pid.into(), e.tid.into()),
                             ts: e.ts_ns,
                             end,
-                            graph: e.name.contains("GraphLaunch"),
+                            graph: mentions_graph_launch(e.name),
                         },
                     );
                 }
             }
             "kernel" => {
                 if let Some(c) = e.correlation {
-                    let idx = match self.kernel_ids.get(e.name) {
-                        Some(&i) => i,
-                        None => {
-                            self.kernels.push((e.name.to_owned(), Vec::new()));
-                            self.kernel_ids
-                                .insert(e.name.to_owned(), self.kernels.len() - 1);
-                            self.kernels.len() - 1
-                        }
-                    };
+                    let idx = self.kernel_index(e.name, name_id);
                     let list = &mut self.kernels[idx].1;
                     if list.len() < MAX_REMEMBERED {
                         list.push(c);
@@ -354,6 +371,40 @@ impl LauncherIndexBuilder {
             }
             _ => {}
         }
+    }
+
+    /// The index of kernel `name` in `kernels`, added when new: by the reader's number
+    /// for it when there is one and it was seen before, else by the name's hash.
+    fn kernel_index(&mut self, name: &str, name_id: Option<u64>) -> usize {
+        // (read serial, number) of a number the table can hold.
+        let key = name_id
+            .map(|id| (id >> 32, (id & u64::from(u32::MAX)) as usize))
+            .filter(|&(_, n)| n < MAX_NAME_NUMBERS);
+        if let Some((read, n)) = key {
+            if self.numbered.0 != read {
+                // Another read's numbers: this one's start afresh.
+                self.numbered = (read, Vec::new());
+            }
+            if let Some(&Some(i)) = self.numbered.1.get(n) {
+                return i as usize;
+            }
+        }
+        let idx = match self.kernel_ids.get(name) {
+            Some(&i) => i,
+            None => {
+                self.kernels.push((name.to_owned(), Vec::new()));
+                self.kernel_ids
+                    .insert(name.to_owned(), self.kernels.len() - 1);
+                self.kernels.len() - 1
+            }
+        };
+        if let (Some((_, n)), Ok(i)) = (key, u32::try_from(idx)) {
+            if self.numbered.1.len() <= n {
+                self.numbered.1.resize(n + 1, None);
+            }
+            self.numbered.1[n] = Some(i);
+        }
+        idx
     }
 
     fn skipped(&self, path: &str) -> bool {
@@ -463,8 +514,16 @@ impl kernlens_trace::EventObserver for LauncherIndexBuilder {
             e.dur_ns,
             e.correlation,
         );
-        LauncherIndexBuilder::observe(self, &ev);
+        self.observe_numbered(&ev, e.name_id);
     }
+}
+
+/// Whether a launch's name contains `GraphLaunch` (`cudaGraphLaunch`, `hipGraphLaunch`):
+/// looked for from each `G`, since most launches (`cudaLaunchKernel`) have none and a
+/// substring search's set-up cost more than the scan.
+fn mentions_graph_launch(name: &str) -> bool {
+    let b = name.as_bytes();
+    memchr::memchr_iter(b'G', b).any(|i| b[i..].starts_with(b"GraphLaunch"))
 }
 
 /// `<path>(<line>): <function>`, not starting with `<` and not an
@@ -525,4 +584,115 @@ pub(crate) fn resolve_frame_path(frame: &str, roots: &[PathBuf]) -> Option<PathB
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn graph_launches_are_told_from_other_launches() {
+        for (name, graph) in [
+            ("cudaGraphLaunch", true),
+            ("hipGraphLaunch", true),
+            ("cudaGraphLaunch_v10000", true),
+            ("cudaLaunchKernel", false),
+            ("cudaGraphInstantiate", false),
+            ("Graph", false),
+            ("GGraphLaunch", true),
+            ("", false),
+        ] {
+            assert_eq!(mentions_graph_launch(name), graph, "{name}");
+        }
+    }
+
+    proptest! {
+        /// The scan from each `G` says what a substring search says.
+        #[test]
+        fn graph_launch_scan_is_a_substring_search(
+            pre in "[GaLrphuncx]{0,12}", post in "[GaLrphuncx]{0,12}", mid in any::<bool>(),
+        ) {
+            let name = format!("{pre}{}{post}", if mid { "GraphLaunch" } else { "" });
+            prop_assert_eq!(mentions_graph_launch(&name), name.contains("GraphLaunch"));
+        }
+    }
+
+    /// A Python frame name is parsed and tested against the skip prefixes once: a name
+    /// that is no frame (or a skipped one) stays out on every later event, and a kept
+    /// one keeps its frame.
+    #[test]
+    fn frame_names_are_judged_once_and_the_same_every_time() {
+        let mut b = LauncherIndexBuilder::new(LauncherOptions::default());
+        let ev = |name: &'static str, ts: i64| {
+            LauncherEvent::new(
+                "python_function",
+                name,
+                EventId::Int(1),
+                EventId::Int(1),
+                ts,
+                5,
+                None,
+            )
+        };
+        for round in 0..3 {
+            for name in [
+                "train.py(12): step",
+                "nn.Module: Linear_0",
+                "<built-in method mm>",
+                "/usr/lib/python3/site-packages/torch/nn/functional.py(10): linear",
+            ] {
+                b.observe(&ev(name, round * 10));
+            }
+        }
+        assert_eq!(
+            b.frame_names,
+            [("train.py".to_owned(), 12, "step".to_owned())]
+        );
+        let frames = b
+            .frames
+            .get(&(EventId::Int(1).into(), EventId::Int(1).into()));
+        assert_eq!(frames.map(Vec::len), Some(3));
+        assert_eq!(b.frame_ids.len(), 4);
+        assert_eq!(
+            b.frame_ids
+                .values()
+                .filter(|&&id| id == NOT_A_FRAME)
+                .count(),
+            3
+        );
+    }
+
+    /// Kernels found by a reader's numbers: a number of another read naming another
+    /// kernel finds that kernel, not the one the number named before.
+    #[test]
+    fn a_name_number_is_trusted_only_within_its_read() {
+        let mut b = LauncherIndexBuilder::new(LauncherOptions::default());
+        let kernel = |name: &'static str, corr: i64| {
+            LauncherEvent::new(
+                "kernel",
+                name,
+                EventId::Int(0),
+                EventId::Int(7),
+                corr,
+                1,
+                Some(corr),
+            )
+        };
+        let read = |serial: u64, n: u64| Some(serial << 32 | n);
+        b.observe_numbered(&kernel("gemm", 1), read(4, 0));
+        b.observe_numbered(&kernel("gemm", 2), read(4, 0));
+        b.observe_numbered(&kernel("softmax", 3), read(5, 0));
+        b.observe_numbered(&kernel("gemm", 4), read(5, 1));
+        b.observe_numbered(&kernel("softmax", 5), None);
+        let kernels: Vec<(&str, &[i64])> = b
+            .kernels
+            .iter()
+            .map(|(n, c)| (n.as_str(), c.as_slice()))
+            .collect();
+        assert_eq!(
+            kernels,
+            [("gemm", &[1, 2, 4][..]), ("softmax", &[3, 5][..])]
+        );
+    }
 }

@@ -301,3 +301,58 @@ fn vendor_kernel_is_not_found_and_labelled_vendor_binary() {
     assert!(r.launcher.is_some());
     assert_eq!(r.reason.map(|r| r.as_str()), Some("vendor_binary"));
 }
+
+/// The builder fed by the reader's observer (which numbers kernel names, so it finds a
+/// kernel by its number) builds the same index as one fed owned copies of the events
+/// (no numbers, every name hashed): on every bundled capture, and with one builder fed
+/// two reads in turn, whose numbers name different kernels (a number of one read must
+/// never find another read's kernel).
+#[test]
+fn numbered_names_index_as_hashed_names_do_even_across_reads() {
+    let opts = LauncherOptions::default();
+    let owned = |trace: &str| {
+        let source = TraceSource::open(traces().join(trace)).unwrap();
+        let mut events = Owned::default();
+        kernlens_trace::analyze_observed(&source, &Options::default(), &mut events).unwrap();
+        events.0
+    };
+    let hashed = |events: &[OwnedEvent]| {
+        LauncherIndex::from_events(
+            events.iter().map(|(c, n, p, t, ts, d, corr)| {
+                LauncherEvent::new(c, n, p.borrow(), t.borrow(), *ts, *d, *corr)
+            }),
+            &opts,
+        )
+    };
+    let entries = |idx: &LauncherIndex| -> Vec<(String, kernlens_locate::Launcher)> {
+        idx.entries()
+            .into_iter()
+            .map(|(n, l)| (n.to_owned(), l.clone()))
+            .collect()
+    };
+    let traces_used = [
+        "eager.json.gz",
+        "compiled.json.gz",
+        "graph.json.gz",
+        "train.json.gz",
+    ];
+    for trace in traces_used {
+        let source = TraceSource::open(traces().join(trace)).unwrap();
+        let numbered = LauncherIndex::from_trace(&source, &opts).unwrap();
+        assert_eq!(
+            entries(&numbered),
+            entries(&hashed(&owned(trace))),
+            "{trace}"
+        );
+    }
+    let (a, b) = ("compiled.json.gz", "eager.json.gz");
+    let mut builder = kernlens_locate::LauncherIndexBuilder::new(opts.clone());
+    for trace in [a, b] {
+        let source = TraceSource::open(traces().join(trace)).unwrap();
+        kernlens_trace::analyze_observed(&source, &Options::default(), &mut builder).unwrap();
+    }
+    let both: Vec<OwnedEvent> = owned(a).into_iter().chain(owned(b)).collect();
+    let two_reads = builder.finish();
+    assert!(!two_reads.is_empty());
+    assert_eq!(entries(&two_reads), entries(&hashed(&both)));
+}

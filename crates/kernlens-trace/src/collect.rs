@@ -482,9 +482,9 @@ impl Collector {
     }
 
     /// Folds a GPU record the reader digested: its name, stream and geometry are the
-    /// region's numbers, resolved here in file order.
+    /// region's numbers, resolved here in file order. Gives the read's number for its name.
     #[inline]
-    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) {
+    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) -> u32 {
         let o = &mut self.out;
         o.event_total += 1;
         let geometry = d
@@ -508,6 +508,7 @@ impl Collector {
             geometry,
             ..rec
         });
+        name
     }
 
     /// Folds an event whose name (and meta text) the reader numbered (`n`, numbers of

@@ -52,6 +52,12 @@ pub struct ObservedEvent<'a> {
     pub dur_ns: i64,
     /// `args.correlation` when it is an integer.
     pub correlation: Option<i64>,
+    /// An opaque number for `name`, when the reader numbered it: events with the same
+    /// `name_id` have the same name, in this read and in any other read of this process
+    /// (each read's numbers carry the read's own serial), so an observer may key on it
+    /// instead of hashing the name (a kernel's can be hundreds of bytes). `None` for the
+    /// names the reader did not number; two names may still be equal with different ids.
+    pub name_id: Option<u64>,
 }
 
 /// Receives every device event (kernel, `gpu_memcpy`, `gpu_memset`), launch

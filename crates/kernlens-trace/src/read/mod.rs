@@ -6,6 +6,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::borrow::Cow;
 
@@ -68,7 +69,12 @@ pub(crate) struct Feed<'o> {
     pub(crate) fold: Collector,
     observer: Option<&'o mut dyn EventObserver>,
     progress: Option<&'o mut dyn ProgressSink>,
+    /// This read's serial, the high half of the `name_id`s it hands the observer.
+    serial: u64,
 }
+
+/// Reads started in this process: the next read's serial.
+static READS: AtomicU64 = AtomicU64::new(0);
 
 impl<'o> Feed<'o> {
     pub(crate) fn new(observer: Option<&'o mut dyn EventObserver>) -> Self {
@@ -76,6 +82,7 @@ impl<'o> Feed<'o> {
             fold: Collector::default(),
             observer,
             progress: None,
+            serial: READS.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -136,8 +143,15 @@ impl<'o> Feed<'o> {
         self.fold.fold_brief(b, None, keys);
     }
 
-    /// Hands the observer record `i` of a region a worker digested, as the event it was.
-    pub(crate) fn observe_digested(&mut self, rec: &GpuRec, i: usize, sight: &mut Sight<'_, '_>) {
+    /// Hands the observer record `i` of a region a worker digested, as the event it was;
+    /// `name_id` is the read's number for its name.
+    pub(crate) fn observe_digested(
+        &mut self,
+        rec: &GpuRec,
+        i: usize,
+        sight: &mut Sight<'_, '_>,
+        name_id: u32,
+    ) {
         let Some(obs) = self.observer.as_deref_mut() else {
             return;
         };
@@ -156,12 +170,13 @@ impl<'o> Feed<'o> {
             ts_ns: rec.ts,
             dur_ns: rec.dur,
             correlation: rec.corr(),
+            name_id: Some(self.serial << 32 | u64::from(name_id)),
         });
     }
 
-    /// Folds a GPU record a worker digested.
-    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) {
-        self.fold.fold_gpu(rec, d);
+    /// Folds a GPU record a worker digested; gives the read's number for its name.
+    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) -> u32 {
+        self.fold.fold_gpu(rec, d)
     }
 
     fn observe(&mut self, ev: &Event<'_>) {
@@ -187,6 +202,7 @@ impl<'o> Feed<'o> {
                     ts_ns: ev.ts,
                     dur_ns: ev.dur,
                     correlation: ev.args.correlation,
+                    name_id: None,
                 });
             }
         }
