@@ -360,16 +360,19 @@ impl LauncherIndexBuilder {
                     );
                 }
             }
-            "kernel" => {
-                if let Some(c) = e.correlation {
-                    let idx = self.kernel_index(e.name, name_id);
-                    let list = &mut self.kernels[idx].1;
-                    if list.len() < MAX_REMEMBERED {
-                        list.push(c);
-                    }
-                }
-            }
+            "kernel" => self.kernel(e.name, e.correlation, name_id),
             _ => {}
+        }
+    }
+
+    /// Takes a kernel launch: its correlation, among the first [`MAX_REMEMBERED`] of its name.
+    fn kernel(&mut self, name: &str, correlation: Option<i64>, name_id: Option<u64>) {
+        if let Some(c) = correlation {
+            let idx = self.kernel_index(name, name_id);
+            let list = &mut self.kernels[idx].1;
+            if list.len() < MAX_REMEMBERED {
+                list.push(c);
+            }
         }
     }
 
@@ -498,6 +501,13 @@ impl LauncherIndexBuilder {
 #[cfg(feature = "trace")]
 impl kernlens_trace::EventObserver for LauncherIndexBuilder {
     fn observe(&mut self, e: &kernlens_trace::ObservedEvent<'_>) {
+        // Most observed events are kernels, copies and memsets: a kernel goes straight to
+        // its list, a copy is not wanted, and neither needs the event rebuilt.
+        match e.cat {
+            "kernel" => return self.kernel(e.name, e.correlation, e.name_id),
+            "gpu_memcpy" | "gpu_memset" => return,
+            _ => {}
+        }
         fn id(t: kernlens_trace::TraceId<'_>) -> EventId<'_> {
             match t {
                 kernlens_trace::TraceId::Int(i) => EventId::Int(i),
