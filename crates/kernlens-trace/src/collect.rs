@@ -871,8 +871,14 @@ impl<'r, K> Lazy<'r, K> {
     /// out of line each call cost more than its look-up.)
     #[inline]
     fn resolve(&mut self, n: u32, intern: impl FnOnce(&K) -> u32) -> Option<u32> {
-        let (slot, key) = (self.ids.get_mut(n as usize)?, self.keys.get(n as usize)?);
-        Some(*slot.get_or_insert_with(|| intern(key)))
+        // `ids` is as long as `keys`: the key is looked up only on the first use.
+        let slot = self.ids.get_mut(n as usize)?;
+        if let Some(id) = *slot {
+            return Some(id);
+        }
+        let id = intern(self.keys.get(n as usize)?);
+        *slot = Some(id);
+        Some(id)
     }
 }
 
