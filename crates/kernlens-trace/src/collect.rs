@@ -872,8 +872,14 @@ impl<'r, K> Lazy<'r, K> {
     /// out of line each call cost more than its look-up.)
     #[inline]
     fn resolve(&mut self, n: u32, intern: impl FnOnce(&K) -> u32) -> Option<u32> {
-        let (slot, key) = (self.ids.get_mut(n as usize)?, self.keys.get(n as usize)?);
-        Some(*slot.get_or_insert_with(|| intern(key)))
+        // `ids` is as long as `keys`: the key is looked up only on the first use.
+        let slot = self.ids.get_mut(n as usize)?;
+        if let Some(id) = *slot {
+            return Some(id);
+        }
+        let id = intern(self.keys.get(n as usize)?);
+        *slot = Some(id);
+        Some(id)
     }
 }
 
@@ -889,6 +895,10 @@ const EMPTY: RawStr<'static> = RawStr {
 pub(crate) struct Digest<'a> {
     pub(crate) recs: Vec<GpuRec>,
     streams: Interner<(IdRaw<'a>, IdRaw<'a>)>,
+    /// The last stream numbered whose pid and tid were both integers, and its number:
+    /// a GPU event's stream is mostly the one before it, and two integer compares are a
+    /// fraction of the interner's test of two `IdRaw`s (which may be strings).
+    last_int_stream: Option<(i64, i64, u32)>,
     geometries: Interner<Geometry>,
     /// For an observed read, per record: whether it is a memset (the record's kind
     /// counts memsets as memcpy; the observer is told which it was).
@@ -909,6 +919,23 @@ impl<'a> Digest<'a> {
         self.streams.values().get(n as usize)
     }
 
+    /// The number of stream `(pid, tid)`: the interner's, found without it when the
+    /// stream is the last integer one numbered.
+    #[inline]
+    fn stream_number(&mut self, pid: IdRaw<'a>, tid: IdRaw<'a>) -> u32 {
+        let (IdRaw::Int(p), IdRaw::Int(t)) = (pid, tid) else {
+            return self.streams.intern_repeat((pid, tid));
+        };
+        match self.last_int_stream {
+            Some((lp, lt, n)) if (lp, lt) == (p, t) => n,
+            _ => {
+                let n = self.streams.intern_repeat((pid, tid));
+                self.last_int_stream = Some((p, t, n));
+                n
+            }
+        }
+    }
+
     /// Digests a kept GPU event whose name the worker numbered `name`; false when it is
     /// not one to digest (the event is then folded whole).
     pub(crate) fn take(&mut self, ev: &Event<'a>, name: u32) -> bool {
@@ -926,7 +953,7 @@ impl<'a> Digest<'a> {
         } else {
             NONE
         };
-        let stream = self.streams.intern_repeat((ev.pid, ev.tid));
+        let stream = self.stream_number(ev.pid, ev.tid);
         if let Some(memsets) = &mut self.memsets {
             memsets.push(ev.cat == Cat::Memset);
         }
@@ -1142,6 +1169,30 @@ mod tests {
         });
         assert!(steps.all(|(ext, at, linked, ts)| ext == linked && at == Some(ts)));
         assert_eq!(c.collected().launches.links().count(), 1);
+    }
+
+    /// The last-integer-stream shortcut never changes a stream's number: mixed integer,
+    /// string and null ids, runs and returns all get what a plain interner gives.
+    #[test]
+    fn stream_numbers_are_the_interners_whatever_the_ids() {
+        let ids = [
+            IdRaw::Int(0),
+            IdRaw::Int(7),
+            IdRaw::Str(raw("7")),
+            IdRaw::Null,
+            IdRaw::Int(-1),
+        ];
+        let mut d = Digest::default();
+        let mut plain = Interner::default();
+        // Every pair, then every pair again in another order, with runs.
+        let pairs: Vec<(IdRaw<'_>, IdRaw<'_>)> = (0..60)
+            .map(|i| (ids[(i * 7 / 5) % 5], ids[(i * 3 + i / 9) % 5]))
+            .chain((0..25).map(|i| (ids[i / 5], ids[i % 5])))
+            .collect();
+        for (p, t) in pairs {
+            assert_eq!(d.stream_number(p, t), plain.intern((p, t)), "{p:?} {t:?}");
+        }
+        assert_eq!(d.streams.values(), plain.values());
     }
 
     #[test]
