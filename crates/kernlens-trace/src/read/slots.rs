@@ -3,7 +3,7 @@
 //! Why: the workers used to read and scan regions in batches, and a batch's buffers were
 //! reused by the next batch only once every region of it was folded. At each batch end
 //! a worker idled while the other finished its last region and the reading thread folded
-//! it: on two pinned cores a graph read kept the cores ~85% busy (PERFORMANCE.md, Run 10).
+//! it: on two pinned cores a graph read kept the cores ~85% busy (PERFORMANCE.md, "Session 10").
 //! Here region `i` takes buffer `i % n` as soon as region `i - n`, the last one to use
 //! it, is folded, so a worker waits only when the fold is `n` regions behind.
 //!
