@@ -529,8 +529,10 @@ impl kernlens_trace::EventObserver for LauncherIndexBuilder {
 }
 
 /// Whether a launch's name contains `GraphLaunch` (`cudaGraphLaunch`, `hipGraphLaunch`):
-/// looked for from each `G`, since most launches (`cudaLaunchKernel`) have none and a
-/// substring search's set-up cost more than the scan.
+/// `kernlens_trace::is_graph_launch`'s test, written here because this crate builds
+/// without kernlens-trace (its `trace` feature is optional). Looked for from each `G`,
+/// since most launches (`cudaLaunchKernel`) have none and a substring search's set-up
+/// cost more than the scan.
 fn mentions_graph_launch(name: &str) -> bool {
     let b = name.as_bytes();
     memchr::memchr_iter(b'G', b).any(|i| b[i..].starts_with(b"GraphLaunch"))

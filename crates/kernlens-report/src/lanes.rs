@@ -305,13 +305,6 @@ impl CommNames {
     }
 }
 
-/// Whether a runtime or driver call's name is a graph launch (`cudaGraphLaunch`,
-/// `cuGraphLaunch`, `hipGraphLaunch`, …): a plain scan, since `str::contains` builds a
-/// searcher per call, which cost more than the short names it searches.
-fn is_graph_launch(name: &str) -> bool {
-    name.as_bytes().windows(11).any(|w| w == b"GraphLaunch")
-}
-
 impl EventObserver for LaneRecorder {
     /// Starts binning what was recorded on a thread of its own, while the trace crate
     /// builds the analysis on this one; [`LaneRecorder::finish`] takes the result.
@@ -353,7 +346,7 @@ impl EventObserver for LaneRecorder {
             "gpu_memcpy" | "gpu_memset" => Kind::Memcpy,
             "cuda_runtime" | "cuda_driver" => {
                 if let Some(corr) = ev.correlation
-                    && is_graph_launch(ev.name)
+                    && kernlens_trace::is_graph_launch(ev.name.as_bytes())
                 {
                     if ev.cat == "cuda_runtime" {
                         self.runtime_graph.insert(corr);

@@ -406,13 +406,6 @@ fn is_namespaced(name: &[u8]) -> bool {
     name.windows(2).any(|w| w == b"::")
 }
 
-/// Whether a runtime or driver call's name holds `GraphLaunch`.
-fn is_graph_launch(name: &[u8]) -> bool {
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"GraphLaunch"));
-    FINDER.find(name).is_some()
-}
-
 impl Pids {
     /// The interned id of pid `pid`. Integer pids (the common case) skip the hash while
     /// they repeat: a trace's CPU events come in long runs from one process.
@@ -722,7 +715,7 @@ impl Brief {
         for (flag, on) in [
             (Brief::STEP, is_profiler_step(name)),
             (Brief::NAMESPACED, is_namespaced(name)),
-            (Brief::GRAPH, is_graph_launch(name)),
+            (Brief::GRAPH, crate::graph::is_graph_launch(name)),
         ] {
             if on {
                 flags |= flag;

@@ -4,6 +4,15 @@ use crate::collect::{Gpu, GpuKind, Launches};
 use crate::intern::Set;
 use crate::report::{GraphCoverage, LaunchApi};
 
+/// Whether a runtime or driver call's name makes it a graph launch: it holds `GraphLaunch`
+/// (`cudaGraphLaunch`, `cudaGraphLaunch_v10000`, `cuGraphLaunch`, `hipGraphLaunch`; trace.md
+/// "Graph launches and coverage"). The one definition the reader, split and the report's
+/// lanes use. Looked for from each `G`: launch names are short and most (`cudaLaunchKernel`)
+/// have none, where a substring search's set-up cost more than the scan.
+pub fn is_graph_launch(name: &[u8]) -> bool {
+    memchr::memchr_iter(b'G', name).any(|i| name[i..].starts_with(b"GraphLaunch"))
+}
+
 /// The effective graph-launch set: runtime launches, or driver ones in a driver-only trace.
 ///
 /// A runtime `cudaGraphLaunch` calls the driver beneath it with its own correlation,
@@ -59,5 +68,22 @@ pub(crate) fn coverage(launches: &Launches, gpu: &Gpu) -> GraphCoverage {
         graph_kernels,
         under_recorded,
         launch_api,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The scan from each `G` says what a substring search says.
+        #[test]
+        fn graph_launch_scan_is_a_substring_search(
+            pre in "[GaLrphuncx]{0,12}", post in "[GaLrphuncx]{0,12}", mid in any::<bool>(),
+        ) {
+            let name = format!("{pre}{}{post}", if mid { "GraphLaunch" } else { "" });
+            prop_assert_eq!(is_graph_launch(name.as_bytes()), name.contains("GraphLaunch"));
+        }
     }
 }

@@ -120,6 +120,7 @@ mod window;
 
 pub use analysis::{Analysis, COMM_PATTERNS, SUMMARY_SCHEMA};
 pub use error::TraceError;
+pub use graph::is_graph_launch;
 pub use launch::LaunchRecord;
 pub use number::micros_text_to_ns;
 pub use observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};

@@ -557,8 +557,7 @@ impl Keep {
                 let keep = self.corrs.contains(&k);
                 if keep {
                     r.launch_events += 1;
-                    let graph =
-                        memchr::memmem::find(ev.name.decode().as_bytes(), b"GraphLaunch").is_some();
+                    let graph = crate::graph::is_graph_launch(ev.name.decode().as_bytes());
                     r.graph_launch_events += u64::from(graph);
                 }
                 keep
