@@ -28,6 +28,9 @@ use crate::scan::Put;
 use list::raw_end;
 
 mod list;
+mod tail;
+
+use tail::Tail;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
 const CAPACITY: usize = 16;
@@ -178,6 +181,9 @@ struct Shape {
     close_len: u32,
     close_head: Chunk,
     close_ignore: u32,
+    /// The bytes after the last value that varies, remembered per kernel (None when the
+    /// shape has too few slots there).
+    tail: Option<Box<Tail>>,
     /// The category every event of this shape has (its `cat` is in the fixed bytes).
     cat: Cat,
     /// Its `ph` is `X` / `M` (also in the fixed bytes).
@@ -279,14 +285,14 @@ impl Shapes {
         let found = &mut self.found;
         let mut hit = self
             .shapes
-            .get(guess)
+            .get_mut(guess)
             .and_then(|shape| shape.read(buf, start, found))
             .map(|end| (guess, end));
         if hit.is_none() {
             for &k in self.recent.iter().filter(|&&k| k != guess).take(TRIES) {
                 if let Some(end) = self
                     .shapes
-                    .get(k)
+                    .get_mut(k)
                     .and_then(|shape| shape.read(buf, start, found))
                 {
                     hit = Some((k, end));
@@ -363,7 +369,7 @@ impl Shapes {
         if self.skipped
             && let Some(k) = self.recent.iter().copied().find(|&k| {
                 self.shapes
-                    .get(k)
+                    .get_mut(k)
                     .is_some_and(|shape| shape.read(text, 0, found).is_some())
             })
         {
@@ -626,23 +632,31 @@ impl Shape {
 
     /// Reads `buf` at `start` against this shape.
     #[inline(always)]
-    fn read(&self, buf: &[u8], start: usize, found: &mut Found) -> Option<usize> {
-        let mut p = start;
+    fn read(&mut self, buf: &[u8], start: usize, found: &mut Found) -> Option<usize> {
         // A slot starting before `limit` has its whole window in `buf`: one compare per
         // slot instead of a checked range (0 when `buf` is shorter than a window).
         let limit = buf.len().saturating_sub(WINDOW - 1);
-        for slot in &self.slots {
-            let (from, end) = if p < limit {
-                // SAFETY: p < buf.len() - WINDOW + 1, so p + WINDOW <= buf.len().
-                let w = unsafe { &*(buf.as_ptr().add(p) as *const [u8; WINDOW]) };
-                slot.read_window(buf, &self.fixed, p, w)?
-            } else {
-                slot.read_piecewise(buf, &self.fixed, p)?
-            };
-            found.from[slot.role as usize] = from;
-            found.to[slot.role as usize] = end;
-            p = end;
+        let Some(tail) = self.tail.as_deref_mut().filter(|t| t.live()) else {
+            let p = read_slots(&self.slots, &self.fixed, buf, start, limit, found)?;
+            return self.close(buf, p);
+        };
+        let (head, rest) = self.slots.split_at(tail.from_slot.min(self.slots.len()));
+        let p = read_slots(head, &self.fixed, buf, start, limit, found)?;
+        let set = tail.set(buf, found);
+        if let Some(end) = tail.find(buf, p, set, found) {
+            return Some(end);
         }
+        let q = read_slots(rest, &self.fixed, buf, p, limit, found)?;
+        let end = self.close(buf, q)?;
+        if let Some(tail) = self.tail.as_deref_mut() {
+            tail.remember(buf, p, end, set, found);
+        }
+        Some(end)
+    }
+
+    /// The event's end when its closing bytes are at `p`.
+    #[inline(always)]
+    fn close(&self, buf: &[u8], p: usize) -> Option<usize> {
         let n = self.close_len as usize;
         if n <= 16
             && let Some(w) = buf.get(p..p + 16)
@@ -684,6 +698,7 @@ impl Shape {
             }
         }
         let ph = |p: &[u8]| l.ph == Some(p);
+        let tail = Tail::of(&l.slots, &l.fixed);
         Some(Shape {
             cat: Cat::from_raw(l.cat.map(|raw| RawStr {
                 raw,
@@ -697,6 +712,7 @@ impl Shape {
             close_len: u32::try_from(close.len()).ok()?,
             close_head,
             close_ignore: u32::MAX.checked_shl(close.len() as u32).unwrap_or(0),
+            tail,
             strs,
             raws,
             nums: has & !(strs | raws),
@@ -971,6 +987,32 @@ fn str_end(buf: &[u8], from: usize, v: &[u8; 32]) -> Option<usize> {
         let on = from + 32;
         Some(on + find_string_stop(buf.get(on..)?)?)
     }
+}
+
+/// Reads `slots` from `p` (their values' ranges into `found`): where the last one ends.
+#[inline(always)]
+fn read_slots(
+    slots: &[Slot],
+    fixed: &[u8],
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+    found: &mut Found,
+) -> Option<usize> {
+    let mut p = start;
+    for slot in slots {
+        let (from, end) = if p < limit {
+            // SAFETY: p < buf.len() - WINDOW + 1, so p + WINDOW <= buf.len().
+            let w = unsafe { &*(buf.as_ptr().add(p) as *const [u8; WINDOW]) };
+            slot.read_window(buf, fixed, p, w)?
+        } else {
+            slot.read_piecewise(buf, fixed, p)?
+        };
+        found.from[slot.role as usize] = from;
+        found.to[slot.role as usize] = end;
+        p = end;
+    }
+    Some(p)
 }
 
 /// Whether `buf[p..p + n]` equals `fixed[f..f + n]` (None when `buf` is too short).
@@ -1450,6 +1492,157 @@ mod tests {
             };
             let got = (format!("{:?}", Ok::<_, ()>(ev)), end);
             assert_eq!(got, by_parser(read.as_bytes(), 0, ALL), "{read}");
+        }
+    }
+
+    /// Tail hits summed over the learned shapes.
+    fn tail_hits(shapes: &Shapes) -> u32 {
+        shapes
+            .shapes
+            .iter()
+            .filter_map(|s| s.tail.as_ref())
+            .map(|t| t.hits())
+            .sum()
+    }
+
+    /// A kernel event as Kineto writes one, with the parts that vary from run to run.
+    fn kernel(name: &str, corr: u64, ts: &str, regs: &str, grid: &str) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {ts}, "dur": 1.5, "args": {{"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": {corr}, "registers per thread": {regs}, "shared memory": 0, "blocks per SM": 0.5, "warps per SM": 2.0, "grid": {grid}, "block": [128, 1, 1], "est. achieved occupancy %": 0}}}}"#
+        )
+    }
+
+    #[test]
+    fn kernel_tails_are_remembered_and_read_as_the_parser_reads_them() {
+        let name = "void at::native::vectorized_elementwise_kernel<4, float>(int, float*)";
+        let learned = kernel(name, 1, "10.5", "32", "[4096, 1, 1]");
+        let mut shapes = Shapes::default();
+        shapes.learn(learned.as_bytes(), 0, learned.len());
+        let check = |shapes: &mut Shapes, text: &str| {
+            let text = format!("{text} ");
+            shapes.unpredict();
+            let Some((ev, end)) = shapes.read(text.as_bytes(), 0, ALL) else {
+                panic!("{text} has the shape of {learned}");
+            };
+            let got = (format!("{:?}", Ok::<_, ()>(ev)), end);
+            assert_eq!(got, by_parser(text.as_bytes(), 0, ALL), "{text}");
+            got.0
+        };
+        // The first read of a tail remembers it; the next reads compare it whole.
+        check(&mut shapes, &kernel(name, 2, "11.25", "32", "[4096, 1, 1]"));
+        assert_eq!(tail_hits(&shapes), 0);
+        for corr in 3..6 {
+            let ev = check(&mut shapes, &kernel(name, corr, "12", "32", "[4096, 1, 1]"));
+            assert!(ev.contains("grid: Some([4096, 1, 1])"), "{ev}");
+        }
+        assert_eq!(tail_hits(&shapes), 3);
+        // One byte of the tail differs, or its length: read slot by slot, values its own.
+        let ev = check(&mut shapes, &kernel(name, 6, "13", "32", "[4097, 1, 1]"));
+        assert!(ev.contains("grid: Some([4097, 1, 1])"), "{ev}");
+        let ev = check(&mut shapes, &kernel(name, 7, "14", "128", "[40960, 2, 1]"));
+        assert!(ev.contains("grid: Some([40960, 2, 1])"), "{ev}");
+        // Both configurations are remembered (two ways), and another kernel's apart.
+        let hits = tail_hits(&shapes);
+        check(&mut shapes, &kernel(name, 8, "15", "32", "[4097, 1, 1]"));
+        check(&mut shapes, &kernel(name, 9, "16", "128", "[40960, 2, 1]"));
+        check(
+            &mut shapes,
+            &kernel("other", 10, "17", "32", "[4097, 1, 1]"),
+        );
+        check(
+            &mut shapes,
+            &kernel("other", 11, "18", "32", "[4097, 1, 1]"),
+        );
+        assert_eq!(tail_hits(&shapes), hits + 3);
+        // A remembered tail followed by damage is no match, and no shape reads it.
+        let good = kernel(name, 12, "19", "32", "[4096, 1, 1]");
+        for bad in [
+            good.replace("[4096, 1, 1]", "[4096, 1, 1}"),
+            good.replace("occupancy %\": 0}}", "occupancy %\": 0}]"),
+            good.replace("\"grid\"", "\"grId\""),
+        ] {
+            shapes.unpredict();
+            let text = format!("{bad} ");
+            assert!(shapes.read(text.as_bytes(), 0, ALL).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn members_that_count_up_end_no_tail_and_few_slots_make_none() {
+        let tail_of = |text: &str| {
+            let Some(shape) = Shape::learn(text.as_bytes()) else {
+                panic!("{text} is learned");
+            };
+            shape.tail.as_ref().map(|t| t.from_slot)
+        };
+        // After the correlation id: registers .. occupancy, 11 slots from slot 10.
+        assert_eq!(tail_of(&kernel("k", 1, "1", "32", "[1, 1, 1]")), Some(10));
+        // A CPU op's `Ev Idx` and a Python frame's ids count up.
+        assert_eq!(
+            tail_of(
+                r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10.5, "dur": 2, "args": {"External id": 4, "Concrete Inputs": ["", "[1]"], "Input type": ["float", ""], "Input Dims": [[2, 4], []], "Ev Idx": 3}}"#
+            ),
+            None
+        );
+        assert_eq!(
+            tail_of(
+                r#"{"ph": "X", "cat": "python_function", "name": "f", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"a": 1, "b": 2, "Python thread": 0, "Python parent id": 1, "Python id": 2}}"#
+            ),
+            None
+        );
+        // Two slots after the last time: not worth a compare.
+        assert_eq!(
+            tail_of(
+                r#"{"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts": 1.5, "cat": "ac2g", "name": "ac2g", "bp": "e"}"#
+            ),
+            None
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// Runs of kernel events (few names and configurations, so tails repeat), some
+        /// with a byte changed anywhere: whatever the shapes read, they read as the
+        /// parser does, and the rest is the parser's (learned from, as the reader does).
+        #[test]
+        fn tails_never_read_what_the_parser_reads_differently(
+            events in proptest::collection::vec(
+                (0usize..3, 0usize..3, 0u64..1_000_000, proptest::option::weighted(0.15, (proptest::prelude::any::<proptest::sample::Index>(), proptest::sample::select(b" ,]}\"0-9.e[x\\".to_vec())))),
+                1..80,
+            ),
+        ) {
+            let names = ["k", "void f<int, 128>(int, float const*)", "a_much_longer_kernel_name_with_template_arguments<float, 4, true>"];
+            let configs = [("32", "[4096, 1, 1]"), ("128", "[2, 66, 1]"), ("32", "[4096, 1, 10]")];
+            for wanted in [ALL, ANALYSIS] {
+                let mut shapes = Shapes::default();
+                let mut doc = Vec::new();
+                let mut spans = Vec::new();
+                for &(n, c, corr, damage) in &events {
+                    let mut ev = kernel(names[n], corr, &format!("{}.{}", corr * 3, corr % 1000), configs[c].0, configs[c].1).into_bytes();
+                    if let Some((at, byte)) = damage {
+                        let at = at.index(ev.len());
+                        ev[at] = byte;
+                    }
+                    let s = doc.len();
+                    doc.extend_from_slice(&ev);
+                    spans.push((s, doc.len()));
+                    doc.extend_from_slice(b",\n");
+                }
+                for &(s, _) in &spans {
+                    let want = by_parser(&doc, s, wanted);
+                    match shapes.read(&doc, s, wanted) {
+                        Some((ev, end)) => {
+                            proptest::prop_assert_eq!((format!("{:?}", Ok::<_, ()>(ev)), end), want);
+                        }
+                        None => {
+                            if want.0.starts_with("Ok") {
+                                shapes.learn(&doc, s, want.1);
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }
