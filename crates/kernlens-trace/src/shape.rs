@@ -28,8 +28,10 @@ use crate::scan::Put;
 use list::raw_end;
 
 mod list;
+mod memo;
 mod tail;
 
+use memo::Lists;
 use tail::Tail;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
@@ -184,6 +186,7 @@ struct Shape {
     /// The bytes after the last value that varies, remembered per kernel (None when the
     /// shape has too few slots there).
     tail: Option<Box<Tail>>,
+
     /// The category every event of this shape has (its `cat` is in the fixed bytes).
     cat: Cat,
     /// Its `ph` is `X` / `M` (also in the fixed bytes).
@@ -214,6 +217,8 @@ pub(crate) struct Shapes {
     recent: Vec<usize>,
     /// The values of the event being read (kept between events: see [`Found`]).
     found: Found,
+    /// List texts remembered, for every shape (a shape learned anew keeps them).
+    lists: Lists,
     hits: u64,
     misses: u64,
 }
@@ -282,18 +287,18 @@ impl Shapes {
             return None;
         }
         self.skipped = false;
-        let found = &mut self.found;
+        let (found, lists) = (&mut self.found, &mut self.lists);
         let mut hit = self
             .shapes
             .get_mut(guess)
-            .and_then(|shape| shape.read(buf, start, found))
+            .and_then(|shape| shape.read(buf, start, found, lists))
             .map(|end| (guess, end));
         if hit.is_none() {
             for &k in self.recent.iter().filter(|&&k| k != guess).take(TRIES) {
                 if let Some(end) = self
                     .shapes
                     .get_mut(k)
-                    .and_then(|shape| shape.read(buf, start, found))
+                    .and_then(|shape| shape.read(buf, start, found, lists))
                 {
                     hit = Some((k, end));
                     break;
@@ -365,12 +370,12 @@ impl Shapes {
         }
         // A shape may read it after all, when only the prediction said no (after tries,
         // none did).
-        let found = &mut self.found;
+        let (found, lists) = (&mut self.found, &mut self.lists);
         if self.skipped
             && let Some(k) = self.recent.iter().copied().find(|&k| {
                 self.shapes
                     .get_mut(k)
-                    .is_some_and(|shape| shape.read(text, 0, found).is_some())
+                    .is_some_and(|shape| shape.read(text, 0, found, lists).is_some())
             })
         {
             self.last = self.before_miss;
@@ -487,6 +492,8 @@ impl Slot {
         fixed: &[u8],
         p: usize,
         w: &[u8; WINDOW],
+        found: &Found,
+        lists: &mut Lists,
     ) -> Option<(usize, usize)> {
         let n = usize::from(self.run);
         let (a, rest) = w.split_at(16);
@@ -532,7 +539,7 @@ impl Slot {
                 match self.kind {
                     Kind::Num => num_end(buf, from, v)?,
                     Kind::Str => str_end(buf, from, v)?,
-                    Kind::Raw => raw_end(buf, from)?,
+                    Kind::Raw => lists.end(buf, from, v, found, self.head[0].key())?,
                 }
             }
             Step::Long => return self.read_piecewise(buf, fixed, p),
@@ -632,21 +639,27 @@ impl Shape {
 
     /// Reads `buf` at `start` against this shape.
     #[inline(always)]
-    fn read(&mut self, buf: &[u8], start: usize, found: &mut Found) -> Option<usize> {
+    fn read(
+        &mut self,
+        buf: &[u8],
+        start: usize,
+        found: &mut Found,
+        lists: &mut Lists,
+    ) -> Option<usize> {
         // A slot starting before `limit` has its whole window in `buf`: one compare per
         // slot instead of a checked range (0 when `buf` is shorter than a window).
         let limit = buf.len().saturating_sub(WINDOW - 1);
         let Some(tail) = self.tail.as_deref_mut().filter(|t| t.live()) else {
-            let p = read_slots(&self.slots, &self.fixed, buf, start, limit, found)?;
+            let p = read_slots(&self.slots, &self.fixed, buf, start, limit, found, lists)?;
             return self.close(buf, p);
         };
         let (head, rest) = self.slots.split_at(tail.from_slot.min(self.slots.len()));
-        let p = read_slots(head, &self.fixed, buf, start, limit, found)?;
+        let p = read_slots(head, &self.fixed, buf, start, limit, found, lists)?;
         let set = tail.set(buf, found);
         if let Some(end) = tail.find(buf, p, set, found) {
             return Some(end);
         }
-        let q = read_slots(rest, &self.fixed, buf, p, limit, found)?;
+        let q = read_slots(rest, &self.fixed, buf, p, limit, found, lists)?;
         let end = self.close(buf, q)?;
         if let Some(tail) = self.tail.as_deref_mut() {
             tail.remember(buf, p, end, set, found);
@@ -998,13 +1011,14 @@ fn read_slots(
     start: usize,
     limit: usize,
     found: &mut Found,
+    lists: &mut Lists,
 ) -> Option<usize> {
     let mut p = start;
     for slot in slots {
         let (from, end) = if p < limit {
             // SAFETY: p < buf.len() - WINDOW + 1, so p + WINDOW <= buf.len().
             let w = unsafe { &*(buf.as_ptr().add(p) as *const [u8; WINDOW]) };
-            slot.read_window(buf, fixed, p, w)?
+            slot.read_window(buf, fixed, p, w, found, lists)?
         } else {
             slot.read_piecewise(buf, fixed, p)?
         };
@@ -1070,6 +1084,13 @@ fn eq16(a: &[u8], b: &[u8]) -> u32 {
 struct Chunk([u8; 16]);
 
 impl Chunk {
+    /// Its bytes folded into 64 bits: a key, not a hash.
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        let [a, b]: [u64; 2] = halves(&self.0);
+        a ^ b.rotate_left(32)
+    }
+
     /// The first 16 bytes of `b`, zero past its end.
     fn of(b: &[u8]) -> Chunk {
         let mut c = Chunk::default();
@@ -1078,6 +1099,14 @@ impl Chunk {
         }
         c
     }
+}
+
+/// The two little-endian halves of 16 bytes.
+#[inline(always)]
+fn halves(b: &[u8; 16]) -> [u64; 2] {
+    let (lo, hi) = b.split_at(8);
+    let half = |h: &[u8]| h.try_into().map_or(0, u64::from_le_bytes);
+    [half(lo), half(hi)]
 }
 
 /// Bit `i` set when `a[i] == h[i]`, for the first 16 bytes of `a` (which holds 16).
@@ -1630,6 +1659,127 @@ mod tests {
                     doc.extend_from_slice(b",\n");
                 }
                 for &(s, _) in &spans {
+                    let want = by_parser(&doc, s, wanted);
+                    match shapes.read(&doc, s, wanted) {
+                        Some((ev, end)) => {
+                            proptest::prop_assert_eq!((format!("{:?}", Ok::<_, ()>(ev)), end), want);
+                        }
+                        None => {
+                            if want.0.starts_with("Ok") {
+                                shapes.learn(&doc, s, want.1);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A CPU op event as Kineto writes one, with its lists.
+    fn cpu_op(name: &str, ext: u64, dims: &str, types: &str) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": {ext}.5, "dur": 2, "args": {{"External id": {ext}, "Record function id": 0, "Concrete Inputs": ["", "[1024]"], "Input type": {types}, "Input Strides": [[1024, 1], [1]], "Input Dims": {dims}, "Ev Idx": {ext}}}}}"#
+        )
+    }
+
+    #[test]
+    fn lists_are_remembered_and_read_as_the_parser_reads_them() {
+        let long = format!("[{}]", ["[8, 512, 1024]"; 12].join(", "));
+        assert!(long.len() > 128, "longer than any list remembered");
+        let learned = cpu_op("aten::mm", 1, "[[8, 512], [512]]", r#"["float", ""]"#);
+        let mut shapes = Shapes::default();
+        shapes.learn(learned.as_bytes(), 0, learned.len());
+        let mut check = |text: &str| {
+            // Spaces after: the slots' window steps (where lists are remembered) need
+            // their window in the buffer.
+            let text = format!("{text}{}", " ".repeat(WINDOW));
+            shapes.unpredict();
+            let Some((ev, end)) = shapes.read(text.as_bytes(), 0, ALL) else {
+                panic!("{text} has the shape of {learned}");
+            };
+            let got = (format!("{:?}", Ok::<_, ()>(ev)), end);
+            assert_eq!(got, by_parser(text.as_bytes(), 0, ALL), "{text}");
+            (got.0, shapes.lists.hits())
+        };
+        // Read once, then compared: four lists an event.
+        let (_, before) = check(&cpu_op(
+            "aten::mm",
+            2,
+            "[[8, 512], [512]]",
+            r#"["float", ""]"#,
+        ));
+        let (ev, after) = check(&cpu_op(
+            "aten::mm",
+            3,
+            "[[8, 512], [512]]",
+            r#"["float", ""]"#,
+        ));
+        assert_eq!(after, before + 4, "{ev}");
+        // A list one byte different, shorter, longer, past 32 bytes, past the longest
+        // remembered: each read for itself, as the parser reads it.
+        for dims in [
+            "[[8, 513], [512]]",
+            "[[8, 512], [51]]",
+            "[[8, 512], [512], []]",
+            "[[8, 512, 1024, 2048], [512, 1024], [1, 2, 3]]",
+            long.as_str(),
+            "[[8, 512], [512]]",
+        ] {
+            for ext in 4..7 {
+                let (ev, _) = check(&cpu_op("aten::mm", ext, dims, r#"["float", ""]"#));
+                let want = format!("input_dims: Some({:?})", dims.as_bytes());
+                assert!(ev.contains(&want), "{ev}");
+            }
+        }
+        // Another op with the same lists, and damage right after a remembered list.
+        check(&cpu_op(
+            "aten::add",
+            8,
+            "[[8, 512], [512]]",
+            r#"["float", ""]"#,
+        ));
+        let good = cpu_op("aten::mm", 9, "[[8, 512], [512]]", r#"["float", ""]"#);
+        for bad in [
+            good.replace("[512]], \"Ev", "[512]]] \"Ev"),
+            good.replace("[512]], \"Ev", "[512]],, \"Ev"),
+            good.replace("[[8, 512], [512]]", "[[8, 512], [512]"),
+        ] {
+            shapes.unpredict();
+            let text = format!("{bad} ");
+            assert!(shapes.read(text.as_bytes(), 0, ALL).is_none(), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// Runs of CPU ops (few names and lists, so lists repeat), some with a byte
+        /// changed anywhere: whatever the shapes read, they read as the parser does.
+        #[test]
+        fn remembered_lists_never_read_what_the_parser_reads_differently(
+            events in proptest::collection::vec(
+                (0usize..3, 0usize..4, 0usize..3, 0u64..1_000_000, proptest::option::weighted(0.15, (proptest::prelude::any::<proptest::sample::Index>(), proptest::sample::select(b" ,]}[\"0-9.e\\x".to_vec())))),
+                1..80,
+            ),
+        ) {
+            let names = ["aten::view", "aten::mm", "aten::as_strided"];
+            let dims = ["[[8, 512, 1024], [], [1024]]", "[]", "[[1]]", "[[8, 512, 1024], [], [1024], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]]"];
+            let types = [r#"["c10::BFloat16", "", "ScalarList"]"#, r#"[""]"#, "[]"];
+            for wanted in [ALL, ANALYSIS] {
+                let mut shapes = Shapes::default();
+                let mut doc = Vec::new();
+                let mut starts = Vec::new();
+                for &(n, d, t, ext, damage) in &events {
+                    let mut ev = cpu_op(names[n], ext, dims[d], types[t]).into_bytes();
+                    if let Some((at, byte)) = damage {
+                        let at = at.index(ev.len());
+                        ev[at] = byte;
+                    }
+                    starts.push(doc.len());
+                    doc.extend_from_slice(&ev);
+                    doc.extend_from_slice(b",\n");
+                }
+                for &s in &starts {
                     let want = by_parser(&doc, s, wanted);
                     match shapes.read(&doc, s, wanted) {
                         Some((ev, end)) => {

@@ -159,21 +159,7 @@ impl Tail {
         if !self.keyed_by_name {
             return 0;
         }
-        let (from, to) = found.range(Role::Name);
-        let len = to.wrapping_sub(from);
-        let load = |at: usize| {
-            buf.get(at..at.wrapping_add(8))
-                .and_then(|b| b.try_into().ok())
-                .map_or(0, u64::from_le_bytes)
-        };
-        // The last 8 bytes (a signature's parameters) and 8 from the middle (template
-        // arguments); a name under 16 bytes is hashed by its length and first 8.
-        let h = if len >= 16 {
-            load(to - 8) ^ load(from + len / 2 - 8).rotate_left(29)
-        } else {
-            load(from)
-        } ^ len as u64;
-        (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SETS.trailing_zeros())) as usize
+        (name_hash(buf, found, 0) >> (64 - SETS.trailing_zeros())) as usize
     }
 
     /// The end of the event whose tail starts at `p`, when its bytes are a remembered
@@ -247,4 +233,26 @@ impl Tail {
             e.len = n as u16;
         }
     }
+}
+
+/// A hash of the name `found` holds (of an earlier event when this one has none, which
+/// only makes a worse key), mixed with `salt`: its length and two 8-byte loads, the last
+/// 8 bytes (a signature's parameters) and 8 from the middle (template arguments); a name
+/// under 16 bytes is hashed by its length and first 8. High bits are the best mixed.
+#[inline(always)]
+pub(super) fn name_hash(buf: &[u8], found: &Found, salt: u64) -> u64 {
+    let (from, to) = found.range(Role::Name);
+    let len = to.wrapping_sub(from);
+    let load = |at: usize| {
+        buf.get(at..at.wrapping_add(8))
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    let h = if len >= 16 {
+        load(to - 8) ^ load(from + len / 2 - 8).rotate_left(29)
+    } else {
+        load(from)
+    } ^ len as u64
+        ^ salt.rotate_left(43);
+    h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
