@@ -215,6 +215,53 @@ pub(crate) fn step<'a>(
     fast: &mut Fast,
     out: &mut impl Put<'a>,
 ) -> Step {
+    step_with(buf, pos, eof, fast, out, true)
+}
+
+/// Reads the event at `*pos` against the learned shapes, the fastest path of a step:
+/// whether it was wanted (then written to `out`) and its end in `*pos`, or None (`*pos`
+/// unmoved) when it is not an object a shape reads. A loop that tries this first steps
+/// on with [`step_unshaped`]: a second try would read the shapes' prediction as missed
+/// twice.
+#[inline(always)]
+pub(crate) fn shaped<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    fast: &mut Fast,
+    out: &mut impl Put<'a>,
+) -> Option<bool> {
+    let start = *pos;
+    if !fast.on || buf.get(start) != Some(&b'{') {
+        return None;
+    }
+    // The window an event may take, as [`object`] gives the cursor.
+    let window = &buf[..buf.len().min(start.saturating_add(fast.max_event_bytes))];
+    let (kept, end) = fast.shapes.read_into(window, start, fast.wanted, out)?;
+    *pos = end;
+    Some(kept)
+}
+
+/// [`step`] after [`shaped`] found no shape for the event at `*pos`.
+pub(crate) fn step_unshaped<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    eof: bool,
+    fast: &mut Fast,
+    out: &mut impl Put<'a>,
+) -> Step {
+    step_with(buf, pos, eof, fast, out, false)
+}
+
+/// A step; `shapes`: the learned shapes may read its event (they were not tried yet).
+#[inline(always)]
+fn step_with<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    eof: bool,
+    fast: &mut Fast,
+    out: &mut impl Put<'a>,
+    shapes: bool,
+) -> Step {
     let mut i = *pos;
     while i < buf.len() && matches!(buf[i], b' ' | b'\n' | b'\r' | b'\t' | b',') {
         i += 1;
@@ -232,7 +279,7 @@ pub(crate) fn step<'a>(
             *pos = i + 1;
             Step::End(None)
         }
-        b'{' => object(buf, pos, eof, fast, out),
+        b'{' => object(buf, pos, eof, fast, out, shapes),
         _ => match skip_element(buf, i) {
             Some(end) => {
                 *pos = end;
@@ -253,6 +300,7 @@ fn object<'a>(
     eof: bool,
     fast: &mut Fast,
     out: &mut impl Put<'a>,
+    shapes: bool,
 ) -> Step {
     let (max_event_bytes, wanted) = (fast.max_event_bytes, fast.wanted);
     let start = *pos;
@@ -265,7 +313,8 @@ fn object<'a>(
     // error and recovery. (A structural index between the two was deleted in issue 20:
     // once shapes read `Input …` lists, about one event in a thousand reaches the cursor,
     // the first of each shape in a region; PERFORMANCE.md has the measurement.)
-    if fast.on
+    if shapes
+        && fast.on
         && let Some((kept, end)) = fast.shapes.read_into(window, start, wanted, out)
     {
         *pos = end;

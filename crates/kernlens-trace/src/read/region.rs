@@ -166,7 +166,15 @@ pub(crate) fn walk<'a, E: Elements<'a>>(
         }
         let n = w.count;
         let before = pos;
-        match scan::step(buf, &mut pos, eof, &mut fast, e.put()) {
+        // Most events are read by a shape: tried here, in line, so that an event costs no
+        // calls through the step (in a graph capture or an eager one, every event but the
+        // first few of each shape in a region).
+        if let Some(kept) = scan::shaped(buf, &mut pos, &mut fast, e.put()) {
+            w.count += 1;
+            e.event(kept, &buf[before..pos]);
+            continue;
+        }
+        match scan::step_unshaped(buf, &mut pos, eof, &mut fast, e.put()) {
             Step::Event(kept) => {
                 w.count += 1;
                 e.event(kept, &buf[before..pos]);
