@@ -461,6 +461,28 @@ mod tests {
         out
     }
 
+    /// The same, stepped as the region walk steps: separators skipped, the shapes tried
+    /// in line ([`shaped`]), and [`step_unshaped`] only for an element none of them read.
+    fn steps_shaped_first(doc: &[u8], mut fast: Fast) -> Vec<String> {
+        let (mut pos, mut out) = (0, Vec::new());
+        let mut events = Vec::new();
+        for _ in 0..10_000 {
+            while pos < doc.len() && matches!(doc[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
+                pos += 1;
+            }
+            let s = match shaped(doc, &mut pos, &mut fast, &mut events) {
+                Some(kept) => Step::Event(kept),
+                None => step_unshaped(doc, &mut pos, true, &mut fast, &mut events),
+            };
+            let end = matches!(s, Step::End(_));
+            out.push(format!("{s:?} {:?} @{pos}", events.pop()));
+            if end {
+                break;
+            }
+        }
+        out
+    }
+
     /// The same, fed in random pieces as the gzip path feeds it (draining what was read).
     fn steps_streamed(
         doc: &[u8],
@@ -520,8 +542,8 @@ mod tests {
     }
 
     /// Sequences of real-looking events, some mutated, under small and default event
-    /// limits, whole and streamed: every step (events, problems, positions) is the one the
-    /// cursor alone takes.
+    /// limits, whole and streamed, and stepped as the region walk steps (shapes first):
+    /// every step (events, problems, positions) is the one the cursor alone takes.
     #[test]
     fn fast_paths_step_as_the_cursor_does() {
         let templates: &[&[u8]] = &[
@@ -580,6 +602,11 @@ mod tests {
                 let want = steps(&doc, Fast::cursor_only(&limits, wanted));
                 let text = String::from_utf8_lossy(&doc);
                 assert_eq!(steps(&doc, Fast::new(&limits, wanted)), want, "{text}");
+                assert_eq!(
+                    steps_shaped_first(&doc, Fast::new(&limits, wanted)),
+                    want,
+                    "{text}"
+                );
                 assert_eq!(
                     steps_streamed(&doc, &limits, wanted, &mut rng),
                     want,
