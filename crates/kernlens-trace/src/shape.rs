@@ -331,7 +331,7 @@ impl Shapes {
         }
         self.last = k;
         if reorder && self.recent.first() != Some(&k) {
-            self.to_front(k);
+            self.make_most_recent(k);
         }
     }
 
@@ -342,7 +342,7 @@ impl Shapes {
     /// instructions a call. Out of line: a correct prediction (most events) never comes
     /// here, and `now_reading` stays small enough to be inlined.
     #[inline(never)]
-    fn to_front(&mut self, k: usize) {
+    fn make_most_recent(&mut self, k: usize) {
         match self.recent.iter().position(|&r| r == k) {
             Some(at) => {
                 for i in (1..=at).rev() {
