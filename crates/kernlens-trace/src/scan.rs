@@ -215,6 +215,53 @@ pub(crate) fn step<'a>(
     fast: &mut Fast,
     out: &mut impl Put<'a>,
 ) -> Step {
+    step_with(buf, pos, eof, fast, out, true)
+}
+
+/// Reads the event at `*pos` against the learned shapes, the fastest path of a step:
+/// whether it was wanted (then written to `out`) and its end in `*pos`, or None (`*pos`
+/// unmoved) when it is not an object a shape reads. A loop that tries this first steps
+/// on with [`step_unshaped`]: a second try would read the shapes' prediction as missed
+/// twice.
+#[inline(always)]
+pub(crate) fn shaped<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    fast: &mut Fast,
+    out: &mut impl Put<'a>,
+) -> Option<bool> {
+    let start = *pos;
+    if !fast.on || buf.get(start) != Some(&b'{') {
+        return None;
+    }
+    // The window an event may take, as [`object`] gives the cursor.
+    let window = &buf[..buf.len().min(start.saturating_add(fast.max_event_bytes))];
+    let (kept, end) = fast.shapes.read_into(window, start, fast.wanted, out)?;
+    *pos = end;
+    Some(kept)
+}
+
+/// [`step`] after [`shaped`] found no shape for the event at `*pos`.
+pub(crate) fn step_unshaped<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    eof: bool,
+    fast: &mut Fast,
+    out: &mut impl Put<'a>,
+) -> Step {
+    step_with(buf, pos, eof, fast, out, false)
+}
+
+/// A step; `shapes`: the learned shapes may read its event (they were not tried yet).
+#[inline(always)]
+fn step_with<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    eof: bool,
+    fast: &mut Fast,
+    out: &mut impl Put<'a>,
+    shapes: bool,
+) -> Step {
     let mut i = *pos;
     while i < buf.len() && matches!(buf[i], b' ' | b'\n' | b'\r' | b'\t' | b',') {
         i += 1;
@@ -232,7 +279,7 @@ pub(crate) fn step<'a>(
             *pos = i + 1;
             Step::End(None)
         }
-        b'{' => object(buf, pos, eof, fast, out),
+        b'{' => object(buf, pos, eof, fast, out, shapes),
         _ => match skip_element(buf, i) {
             Some(end) => {
                 *pos = end;
@@ -253,6 +300,7 @@ fn object<'a>(
     eof: bool,
     fast: &mut Fast,
     out: &mut impl Put<'a>,
+    shapes: bool,
 ) -> Step {
     let (max_event_bytes, wanted) = (fast.max_event_bytes, fast.wanted);
     let start = *pos;
@@ -265,7 +313,8 @@ fn object<'a>(
     // error and recovery. (A structural index between the two was deleted in issue 20:
     // once shapes read `Input …` lists, about one event in a thousand reaches the cursor,
     // the first of each shape in a region; PERFORMANCE.md has the measurement.)
-    if fast.on
+    if shapes
+        && fast.on
         && let Some((kept, end)) = fast.shapes.read_into(window, start, wanted, out)
     {
         *pos = end;
@@ -412,6 +461,28 @@ mod tests {
         out
     }
 
+    /// The same, stepped as the region walk steps: separators skipped, the shapes tried
+    /// in line ([`shaped`]), and [`step_unshaped`] only for an element none of them read.
+    fn steps_shaped_first(doc: &[u8], mut fast: Fast) -> Vec<String> {
+        let (mut pos, mut out) = (0, Vec::new());
+        let mut events = Vec::new();
+        for _ in 0..10_000 {
+            while pos < doc.len() && matches!(doc[pos], b' ' | b'\n' | b'\r' | b'\t' | b',') {
+                pos += 1;
+            }
+            let s = match shaped(doc, &mut pos, &mut fast, &mut events) {
+                Some(kept) => Step::Event(kept),
+                None => step_unshaped(doc, &mut pos, true, &mut fast, &mut events),
+            };
+            let end = matches!(s, Step::End(_));
+            out.push(format!("{s:?} {:?} @{pos}", events.pop()));
+            if end {
+                break;
+            }
+        }
+        out
+    }
+
     /// The same, fed in random pieces as the gzip path feeds it (draining what was read).
     fn steps_streamed(
         doc: &[u8],
@@ -471,8 +542,8 @@ mod tests {
     }
 
     /// Sequences of real-looking events, some mutated, under small and default event
-    /// limits, whole and streamed: every step (events, problems, positions) is the one the
-    /// cursor alone takes.
+    /// limits, whole and streamed, and stepped as the region walk steps (shapes first):
+    /// every step (events, problems, positions) is the one the cursor alone takes.
     #[test]
     fn fast_paths_step_as_the_cursor_does() {
         let templates: &[&[u8]] = &[
@@ -531,6 +602,11 @@ mod tests {
                 let want = steps(&doc, Fast::cursor_only(&limits, wanted));
                 let text = String::from_utf8_lossy(&doc);
                 assert_eq!(steps(&doc, Fast::new(&limits, wanted)), want, "{text}");
+                assert_eq!(
+                    steps_shaped_first(&doc, Fast::new(&limits, wanted)),
+                    want,
+                    "{text}"
+                );
                 assert_eq!(
                     steps_streamed(&doc, &limits, wanted, &mut rng),
                     want,

@@ -166,7 +166,17 @@ pub(crate) fn walk<'a, E: Elements<'a>>(
         }
         let n = w.count;
         let before = pos;
-        match scan::step(buf, &mut pos, eof, &mut fast, e.put()) {
+        // Most events are read by a shape: tried here, in line, so that an event costs no
+        // calls through the step (in a graph capture or an eager one, every event but the
+        // first few of each shape in a region).
+        if let Some(kept) = scan::shaped(buf, &mut pos, &mut fast, e.put()) {
+            w.count += 1;
+            // Taken without a panicking index (a shape's read ends inside `buf`), so that
+            // a region, which does not read the text, costs nothing here.
+            e.event(kept, buf.get(before..pos).unwrap_or_default());
+            continue;
+        }
+        match scan::step_unshaped(buf, &mut pos, eof, &mut fast, e.put()) {
             Step::Event(kept) => {
                 w.count += 1;
                 e.event(kept, &buf[before..pos]);
@@ -250,55 +260,59 @@ pub(crate) struct Region<'a> {
 }
 
 impl<'a> Elements<'a> for Region<'a> {
-    type Put = Vec<Event<'a>>;
+    /// A kept event comes to the region itself ([`Region::push`]), as the step reads it.
+    type Put = Region<'a>;
 
-    fn put(&mut self) -> &mut Vec<Event<'a>> {
-        &mut self.events
+    fn put(&mut self) -> &mut Region<'a> {
+        self
     }
 
-    /// Inline, so that the events not kept (more than half of a graph capture's:
-    /// flows, overhead) cost a test instead of a call.
+    /// Nothing left to do: the step handed a kept event to [`Region::push`].
     #[inline(always)]
-    fn event(&mut self, kept: bool, _raw: &'a [u8]) {
-        if kept {
-            self.digest_last();
-        }
+    fn event(&mut self, _kept: bool, _raw: &'a [u8]) {}
+}
+
+impl<'a> Put<'a> for Region<'a> {
+    #[inline(always)]
+    fn put(&mut self, ev: Event<'a>) {
+        self.push(ev);
     }
 }
 
-impl Region<'_> {
-    /// Numbers the event just kept, and digests it when it is a GPU event or briefs it
-    /// when the fold can read it so.
-    fn digest_last(&mut self) {
-        if let Some(ev) = self.events.last() {
-            let n = Numbers::give(ev, &mut self.names, &mut self.metas);
-            let kept = if self.digest.take(ev, n.name) {
-                Kept::Gpu
-            } else if Brief::fits(ev, self.observed) {
-                let pid = self.pids.intern_repeat(ev.pid);
-                let flags = name_flags(&mut self.name_flags, ev, n.name);
-                self.briefs.push(Brief::of(ev, n, pid, flags));
-                Kept::Brief
-            } else {
-                // An observed launch's name is tested here too, once per name.
-                if matches!(ev.cat, Cat::Runtime | Cat::Driver) {
-                    name_flags(&mut self.name_flags, ev, n.name);
-                }
-                self.numbers.push(n);
-                Kept::Event
-            };
-            self.kinds.push(kept);
-            if kept != Kept::Event {
-                // Dropped in place: nothing to free, nothing to move.
-                self.events.truncate(self.events.len() - 1);
+impl<'a> Region<'a> {
+    /// Takes an event analysis uses: numbers it, and digests it when it is a GPU event,
+    /// briefs it when the fold can read it so, or keeps it whole.
+    ///
+    /// Why straight from the step: the event is ~320 bytes, and pushing each onto the
+    /// whole-event list to read it back and drop it there cost a copy and the list's
+    /// bookkeeping per kept event; only those kept whole are stored.
+    #[inline(never)]
+    pub(crate) fn push(&mut self, ev: Event<'a>) {
+        let n = Numbers::give(&ev, &mut self.names, &mut self.metas);
+        let kept = if self.digest.take(&ev, n.name) {
+            Kept::Gpu
+        } else if Brief::fits(&ev, self.observed) {
+            let pid = self.pids.intern_repeat(ev.pid);
+            let flags = name_flags(&mut self.name_flags, &ev, n.name);
+            self.briefs.push(Brief::of(&ev, n, pid, flags));
+            Kept::Brief
+        } else {
+            // An observed launch's name is tested here too, once per name.
+            if matches!(ev.cat, Cat::Runtime | Cat::Driver) {
+                name_flags(&mut self.name_flags, &ev, n.name);
             }
-        }
+            self.numbers.push(n);
+            self.events.push(ev);
+            Kept::Event
+        };
+        self.kinds.push(kept);
     }
 }
 
 /// The tests on the name of `ev`, numbered `n` in its region: made once per number (an
 /// eager step's ops repeat a few hundred names), or every time for a name not numbered
 /// (escaped).
+#[inline]
 fn name_flags(flags: &mut Vec<u8>, ev: &Event<'_>, n: u32) -> u8 {
     if n == NO_NAME {
         return Brief::text_flags(ev);
@@ -336,8 +350,8 @@ impl Analyse<'_> {
             Digest::default()
         };
         digest.recs.reserve(n);
-        // Without an observer the whole-event list holds the event being read and the
-        // rare escaped name; with one, the kinds it is shown as well.
+        // Without an observer the whole-event list holds the rare escaped name; with one,
+        // the kinds it is shown as well.
         let whole = if self.observed { n } else { 16 };
         Region {
             events: Vec::with_capacity(whole),
