@@ -662,17 +662,23 @@ impl Shape {
         // A slot starting before `limit` has its whole window in `buf`: one compare per
         // slot instead of a checked range (0 when `buf` is shorter than a window).
         let limit = buf.len().saturating_sub(WINDOW - 1);
-        let Some(tail) = self.tail.as_deref_mut().filter(|t| t.live()) else {
-            let p = read_slots(&self.slots, &self.fixed, buf, start, limit, found, lists)?;
+        // One slot loop in line: up to the tail, or to the end without one.
+        let cut = match &self.tail {
+            Some(t) if t.live() => t.from_slot.min(self.slots.len()),
+            _ => self.slots.len(),
+        };
+        let (head, rest) = self.slots.split_at(cut);
+        let p = read_slots(head, &self.fixed, buf, start, limit, found, lists)?;
+        let Some(tail) = self.tail.as_deref_mut().filter(|_| !rest.is_empty()) else {
             return self.close(buf, p);
         };
-        let (head, rest) = self.slots.split_at(tail.from_slot.min(self.slots.len()));
-        let p = read_slots(head, &self.fixed, buf, start, limit, found, lists)?;
         let set = tail.set(buf, found);
         if let Some(end) = tail.find(buf, p, set, found) {
             return Some(end);
         }
-        let q = read_slots(rest, &self.fixed, buf, p, limit, found, lists)?;
+        // A tail not remembered (a kernel's first run, or a new launch configuration):
+        // out of line, so the hot loop above is the only one inlined.
+        let q = read_slots_out_of_line(rest, &self.fixed, buf, p, limit, found, lists)?;
         let end = self.close(buf, q)?;
         if let Some(tail) = self.tail.as_deref_mut() {
             tail.remember(buf, p, end, set, found);
@@ -1040,6 +1046,20 @@ fn read_slots(
         p = end;
     }
     Some(p)
+}
+
+/// [`read_slots`], called.
+#[inline(never)]
+fn read_slots_out_of_line(
+    slots: &[Slot],
+    fixed: &[u8],
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+    found: &mut Found,
+    lists: &mut Lists,
+) -> Option<usize> {
+    read_slots(slots, fixed, buf, start, limit, found, lists)
 }
 
 /// Whether `buf[p..p + n]` equals `fixed[f..f + n]` (None when `buf` is too short).
