@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::collect::{Collected, GpuKind, NONE};
+use crate::collect::{Collected, NONE};
 use crate::graph;
 use crate::launch::{LaunchRec, LaunchRecord, LaunchStore};
 use crate::options::{Options, TimeWindow, WindowMode};
@@ -138,24 +138,9 @@ pub(crate) fn build(
     };
     let win: Option<TimeWindow> = chosen.as_ref().map(|ch| ch.window);
     let (set, _) = graph::effective_set(&c.launches);
-    // Rows and launch records read the kept kernels in file order (first-seen rules).
-    let cr = &c;
-    let kept_kernels = || {
-        // A replay's kernels share one correlation: resolve each run of them once.
-        let mut last: Option<(Option<i64>, rows::Resolved)> = None;
-        cr.gpu
-            .recs()
-            .iter()
-            .filter(move |r| r.kind == GpuKind::Kernel && win.is_none_or(|w| w.contains(r.ts)))
-            .map(move |r| match last {
-                Some((k, res)) if k == r.corr() => (r, res),
-                _ => {
-                    let res = rows::resolve(&cr.launches, &cr.cpu, &cr.names, set, &r);
-                    last = Some((r.corr(), res));
-                    (r, res)
-                }
-            })
-    };
+    let kept = rows::Kept::new(c.gpu.recs(), win, |corr| {
+        rows::resolve(&c.launches, &c.cpu, &c.names, set, corr)
+    });
     let extra: Vec<String> = opts
         .extra_comm_patterns
         .iter()
@@ -171,9 +156,10 @@ pub(crate) fn build(
     // The rows read the records in file order, the sweeps in time order: on three threads
     // when the caller allows more than one, over the same records.
     let by_file_order = || {
-        let rows = rows::rows(&c.names, &c.cpu, &c.gpu, kept_kernels(), opts.top_k);
+        let rows = rows::rows(&c.names, &c.cpu, &c.gpu, &kept, opts.top_k);
         let launch_recs: Option<Vec<LaunchRec>> = opts.emit_launches.then(|| {
-            let mut recs: Vec<LaunchRec> = kept_kernels()
+            let mut recs: Vec<LaunchRec> = kept
+                .resolved()
                 .map(|(r, res)| LaunchRec {
                     name: r.name,
                     op: match res.bucket {
