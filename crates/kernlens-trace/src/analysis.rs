@@ -101,11 +101,13 @@ pub(crate) fn build(
     stream_errors: Vec<String>,
     provenance: Option<ChunkProvenance>,
 ) -> Analysis {
-    let trace_start = window::trace_start(&c);
-    // A relative window is the explicit one it names.
+    // A relative window is the explicit one it names. Only it needs the trace's start
+    // before the sweeps; otherwise the time order gives the start at no cost.
+    let known_start =
+        matches!(opts.window, WindowMode::Relative(_)).then(|| window::trace_start(&c));
     let explicit = match opts.window {
         WindowMode::Explicit(w) => Some(w),
-        WindowMode::Relative(w) => Some(window::absolute(w, trace_start)),
+        WindowMode::Relative(w) => Some(window::absolute(w, known_start.flatten())),
         _ => None,
     };
     let (scope, status, chosen) = match (opts.window, explicit) {
@@ -182,6 +184,10 @@ pub(crate) fn build(
     let by_time = || {
         let recs = c.gpu.recs();
         let order = overlap::time_order(recs);
+        let trace_start = known_start.unwrap_or_else(|| {
+            let first = order.first().and_then(|i| recs.get(i)).map(|r| r.ts);
+            window::start_of(first, &c)
+        });
         let sorted = || order.iter().filter_map(|i| recs.get(i));
         // Records already in time order (graph captures' are) are swept straight through,
         // without an index and a checked lookup per record.
@@ -195,10 +201,13 @@ pub(crate) fn build(
         };
         // The two sweeps over the time order are the longest part of the report: the
         // overlap one gets a thread of its own.
-        both(parallel, timeline, stream_overlap)
+        let (timeline, stream_overlap) = both(parallel, timeline, stream_overlap);
+        (trace_start, timeline, stream_overlap)
     };
-    let (((attribution, kernels, ops), launch_recs, graph), (timeline, stream_overlap)) =
-        both(parallel, by_file_order, by_time);
+    let (
+        ((attribution, kernels, ops), launch_recs, graph),
+        (trace_start, timeline, stream_overlap),
+    ) = both(parallel, by_file_order, by_time);
     let window = chosen.map(|ch| {
         let explicit = ch.method == "explicit";
         SteadyWindow {
