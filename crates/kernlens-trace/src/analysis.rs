@@ -250,18 +250,73 @@ pub(crate) fn build(
     }
 }
 
-/// `(a(), b())`, with `b` on a thread of its own when `parallel` (in this order otherwise); a
-/// panic in `b` is passed on.
+/// `(a(), b())`, with `b` offered to a thread of its own when `parallel` (in this order
+/// otherwise); a panic in `b` is passed on. Whichever thread takes `b` first runs it: when
+/// `a` is done before the new thread has started (a busy machine can leave it waiting for
+/// a core for milliseconds, longer than the sweeps take), `b` runs here rather than
+/// waiting for it.
 fn both<A, B: Send>(parallel: bool, a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
     if !parallel {
         return (a(), b());
     }
+    let job = std::sync::Mutex::new(Some(b));
+    // Taken under the lock, run after it is released.
+    let take = || job.lock().ok().and_then(|mut j| j.take());
     std::thread::scope(|s| {
-        let b = s.spawn(b);
+        let helper = s.spawn(|| take().map(|b| b()));
         let a = a();
-        match b.join() {
-            Ok(b) => (a, b),
-            Err(panic) => std::panic::resume_unwind(panic),
+        let here = take().map(|b| b());
+        match (here, helper.join()) {
+            (Some(b), _) | (None, Ok(Some(b))) => (a, b),
+            (None, Err(panic)) => std::panic::resume_unwind(panic),
+            // Not reached: the job is taken exactly once, and only a panic in it loses it.
+            (None, Ok(None)) => panic!("both: the second job was never run"),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::both;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Serial or not, and whichever thread takes the second job, each job runs once and
+    /// the results come back in order.
+    #[test]
+    fn both_runs_each_job_once() {
+        for parallel in [false, true] {
+            for _ in 0..50 {
+                let runs = AtomicUsize::new(0);
+                let (a, b) = both(
+                    parallel,
+                    || {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        1
+                    },
+                    || {
+                        runs.fetch_add(10, Ordering::SeqCst);
+                        2
+                    },
+                );
+                assert_eq!((a, b, runs.load(Ordering::SeqCst)), (1, 2, 11));
+            }
+        }
+    }
+
+    /// A second job that runs long keeps its helper thread busy while the first ends:
+    /// the results still come back, and a panic in it still reaches the caller.
+    #[test]
+    fn a_panic_in_the_second_job_is_passed_on() {
+        let slow = both(
+            true,
+            || 1,
+            || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                2
+            },
+        );
+        assert_eq!(slow, (1, 2));
+        let failed = std::panic::catch_unwind(|| both(true, || 1, || -> i32 { panic!("job") }));
+        assert!(failed.is_err());
+    }
 }
