@@ -156,6 +156,7 @@ struct Sigs<'a> {
 impl<'a> Sigs<'a> {
     const UNSEEN: u32 = NONE - 1;
 
+    /// The signature of meta `meta`, looked up once per meta id.
     fn of(&mut self, meta: u32) -> u32 {
         let i = meta as usize;
         if self.of_meta.len() <= i {
@@ -177,7 +178,8 @@ impl<'a> Sigs<'a> {
     }
 }
 
-/// Adds `ns` to the entry keyed `key` of a first-seen list, or appends `new`.
+/// Adds `ns` to the total (`sum`) of the entry `is` picks in a first-seen list, or appends
+/// `new()` when there is none.
 #[inline]
 fn add_to<T>(
     list: &mut Vec<T>,
