@@ -27,8 +27,8 @@ struct StreamAcc {
     first_ts: i64,
     last_end: i64,
     device: i64,
-    /// The previous event: `(ts, end, name)`.
-    prev: Option<(i64, i64, u32)>,
+    /// The previous event, `(ts, end, name)`, once there is one (`events > 0`).
+    prev: (i64, i64, u32),
     excess: i64,
     count: u64,
     worst: i64,
@@ -53,36 +53,38 @@ pub(crate) fn stream_overlap(
         let Some(s) = streams.get_mut((r.stream as usize).min(n)) else {
             continue;
         };
+        s.device = s.device.saturating_add(r.dur);
         if s.events == 0 {
+            s.events = 1;
             s.first_ts = r.ts;
             s.last_end = end;
+            s.prev = (r.ts, end, r.name);
+            continue;
         }
         s.events += 1;
-        s.device = s.device.saturating_add(r.dur);
         s.last_end = s.last_end.max(end);
-        match s.prev {
+        let (pts, pend, pname) = s.prev;
+        if pts == r.ts {
             // Equal (ts, end): the spec orders such events by name, so the later one of
             // the tie is the greater name. The pair itself is skipped (same ts).
-            Some((pts, pend, pname)) if pts == r.ts && pend == end => {
+            if pend == end {
                 if names.get(r.name) > names.get(pname) {
-                    s.prev = Some((pts, pend, r.name));
+                    s.prev.2 = r.name;
                 }
                 continue;
             }
-            Some((pts, pend, pname)) if pts != r.ts => {
-                let over = pend.saturating_sub(r.ts);
-                if over > MIN_OVERLAP_NS {
-                    s.excess = s.excess.saturating_add(over);
-                    s.count += 1;
-                    if over > s.worst {
-                        s.worst = over;
-                        s.worst_name = pname;
-                    }
+        } else {
+            let over = pend.saturating_sub(r.ts);
+            if over > MIN_OVERLAP_NS {
+                s.excess = s.excess.saturating_add(over);
+                s.count += 1;
+                if over > s.worst {
+                    s.worst = over;
+                    s.worst_name = pname;
                 }
             }
-            _ => {}
         }
-        s.prev = Some((r.ts, end, r.name));
+        s.prev = (r.ts, end, r.name);
     }
     // Deterministic choice among equal excesses: the lowest stream id.
     let mut best: Option<(u32, &StreamAcc)> = None;
