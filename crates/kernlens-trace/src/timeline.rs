@@ -71,6 +71,9 @@ struct DeviceAcc {
 /// Builds the timeline from GPU events sorted by `ts`. Only events the window keeps
 /// count; `is_comm[id]` says whether kernel name `id` is communication (a name past its end
 /// is not). A slice, not a callback: the sweep asks once per kernel.
+// Out of line: inlined into its caller's closure its loop kept fewer values in registers
+// (10.76 M instructions on gm1 against 10.07 M).
+#[inline(never)]
 pub(crate) fn timeline(
     sorted: impl Iterator<Item = GpuRec>,
     window: Option<TimeWindow>,
