@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::collect::{Collected, GpuKind, NONE};
+use crate::collect::{Collected, NONE};
 use crate::graph;
 use crate::launch::{LaunchRec, LaunchRecord, LaunchStore};
 use crate::options::{Options, TimeWindow, WindowMode};
@@ -101,11 +101,13 @@ pub(crate) fn build(
     stream_errors: Vec<String>,
     provenance: Option<ChunkProvenance>,
 ) -> Analysis {
-    let trace_start = window::trace_start(&c);
-    // A relative window is the explicit one it names.
+    // A relative window is the explicit one it names. Only it needs the trace's start
+    // before the sweeps; otherwise the time order gives the start at no cost.
+    let known_start =
+        matches!(opts.window, WindowMode::Relative(_)).then(|| window::trace_start(&c));
     let explicit = match opts.window {
         WindowMode::Explicit(w) => Some(w),
-        WindowMode::Relative(w) => Some(window::absolute(w, trace_start)),
+        WindowMode::Relative(w) => Some(window::absolute(w, known_start.flatten())),
         _ => None,
     };
     let (scope, status, chosen) = match (opts.window, explicit) {
@@ -138,24 +140,9 @@ pub(crate) fn build(
     };
     let win: Option<TimeWindow> = chosen.as_ref().map(|ch| ch.window);
     let (set, _) = graph::effective_set(&c.launches);
-    // Rows and launch records read the kept kernels in file order (first-seen rules).
-    let cr = &c;
-    let kept_kernels = || {
-        // A replay's kernels share one correlation: resolve each run of them once.
-        let mut last: Option<(Option<i64>, rows::Resolved)> = None;
-        cr.gpu
-            .recs()
-            .iter()
-            .filter(move |r| r.kind == GpuKind::Kernel && win.is_none_or(|w| w.contains(r.ts)))
-            .map(move |r| match last {
-                Some((k, res)) if k == r.corr() => (r, res),
-                _ => {
-                    let res = rows::resolve(&cr.launches, &cr.cpu, &cr.names, set, &r);
-                    last = Some((r.corr(), res));
-                    (r, res)
-                }
-            })
-    };
+    let kept = rows::Kept::new(c.gpu.recs(), win, |corr| {
+        rows::resolve(&c.launches, &c.cpu, &c.names, set, corr)
+    });
     let extra: Vec<String> = opts
         .extra_comm_patterns
         .iter()
@@ -171,9 +158,10 @@ pub(crate) fn build(
     // The rows read the records in file order, the sweeps in time order: on three threads
     // when the caller allows more than one, over the same records.
     let by_file_order = || {
-        let rows = rows::rows(&c.names, &c.cpu, &c.gpu, kept_kernels(), opts.top_k);
+        let rows = rows::rows(&c.names, &c.cpu, &c.gpu, &kept, opts.top_k);
         let launch_recs: Option<Vec<LaunchRec>> = opts.emit_launches.then(|| {
-            let mut recs: Vec<LaunchRec> = kept_kernels()
+            let mut recs: Vec<LaunchRec> = kept
+                .resolved()
                 .map(|(r, res)| LaunchRec {
                     name: r.name,
                     op: match res.bucket {
@@ -196,6 +184,10 @@ pub(crate) fn build(
     let by_time = || {
         let recs = c.gpu.recs();
         let order = overlap::time_order(recs);
+        let trace_start = known_start.unwrap_or_else(|| {
+            let first = order.first().and_then(|i| recs.get(i)).map(|r| r.ts);
+            window::start_of(first, &c)
+        });
         let sorted = || order.iter().filter_map(|i| recs.get(i));
         // Records already in time order (graph captures' are) are swept straight through,
         // without an index and a checked lookup per record.
@@ -209,10 +201,13 @@ pub(crate) fn build(
         };
         // The two sweeps over the time order are the longest part of the report: the
         // overlap one gets a thread of its own.
-        both(parallel, timeline, stream_overlap)
+        let (timeline, stream_overlap) = both(parallel, timeline, stream_overlap);
+        (trace_start, timeline, stream_overlap)
     };
-    let (((attribution, kernels, ops), launch_recs, graph), (timeline, stream_overlap)) =
-        both(parallel, by_file_order, by_time);
+    let (
+        ((attribution, kernels, ops), launch_recs, graph),
+        (trace_start, timeline, stream_overlap),
+    ) = both(parallel, by_file_order, by_time);
     let window = chosen.map(|ch| {
         let explicit = ch.method == "explicit";
         SteadyWindow {
@@ -255,18 +250,73 @@ pub(crate) fn build(
     }
 }
 
-/// `(a(), b())`, with `b` on a thread of its own when `parallel` (in this order otherwise); a
-/// panic in `b` is passed on.
+/// `(a(), b())`, with `b` offered to a thread of its own when `parallel` (in this order
+/// otherwise); a panic in `b` is passed on. Whichever thread takes `b` first runs it: when
+/// `a` is done before the new thread has started (a busy machine can leave it waiting for
+/// a core for milliseconds, longer than the sweeps take), `b` runs here rather than
+/// waiting for it.
 fn both<A, B: Send>(parallel: bool, a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
     if !parallel {
         return (a(), b());
     }
+    let job = std::sync::Mutex::new(Some(b));
+    // Taken under the lock, run after it is released.
+    let take = || job.lock().ok().and_then(|mut j| j.take());
     std::thread::scope(|s| {
-        let b = s.spawn(b);
+        let helper = s.spawn(|| take().map(|b| b()));
         let a = a();
-        match b.join() {
-            Ok(b) => (a, b),
-            Err(panic) => std::panic::resume_unwind(panic),
+        let here = take().map(|b| b());
+        match (here, helper.join()) {
+            (Some(b), _) | (None, Ok(Some(b))) => (a, b),
+            (None, Err(panic)) => std::panic::resume_unwind(panic),
+            // Not reached: the job is taken exactly once, and only a panic in it loses it.
+            (None, Ok(None)) => panic!("both: the second job was never run"),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::both;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Serial or not, and whichever thread takes the second job, each job runs once and
+    /// the results come back in order.
+    #[test]
+    fn both_runs_each_job_once() {
+        for parallel in [false, true] {
+            for _ in 0..50 {
+                let runs = AtomicUsize::new(0);
+                let (a, b) = both(
+                    parallel,
+                    || {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        1
+                    },
+                    || {
+                        runs.fetch_add(10, Ordering::SeqCst);
+                        2
+                    },
+                );
+                assert_eq!((a, b, runs.load(Ordering::SeqCst)), (1, 2, 11));
+            }
+        }
+    }
+
+    /// A second job that runs long keeps its helper thread busy while the first ends:
+    /// the results still come back, and a panic in it still reaches the caller.
+    #[test]
+    fn a_panic_in_the_second_job_is_passed_on() {
+        let slow = both(
+            true,
+            || 1,
+            || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                2
+            },
+        );
+        assert_eq!(slow, (1, 2));
+        let failed = std::panic::catch_unwind(|| both(true, || 1, || -> i32 { panic!("job") }));
+        assert!(failed.is_err());
+    }
 }

@@ -27,8 +27,8 @@ struct StreamAcc {
     first_ts: i64,
     last_end: i64,
     device: i64,
-    /// The previous event: `(ts, end, name)`.
-    prev: Option<(i64, i64, u32)>,
+    /// The previous event, `(ts, end, name)`, once there is one (`events > 0`).
+    prev: (i64, i64, u32),
     excess: i64,
     count: u64,
     worst: i64,
@@ -53,36 +53,38 @@ pub(crate) fn stream_overlap(
         let Some(s) = streams.get_mut((r.stream as usize).min(n)) else {
             continue;
         };
+        s.device = s.device.saturating_add(r.dur);
         if s.events == 0 {
+            s.events = 1;
             s.first_ts = r.ts;
             s.last_end = end;
+            s.prev = (r.ts, end, r.name);
+            continue;
         }
         s.events += 1;
-        s.device = s.device.saturating_add(r.dur);
         s.last_end = s.last_end.max(end);
-        match s.prev {
+        let (pts, pend, pname) = s.prev;
+        if pts == r.ts {
             // Equal (ts, end): the spec orders such events by name, so the later one of
             // the tie is the greater name. The pair itself is skipped (same ts).
-            Some((pts, pend, pname)) if pts == r.ts && pend == end => {
+            if pend == end {
                 if names.get(r.name) > names.get(pname) {
-                    s.prev = Some((pts, pend, r.name));
+                    s.prev.2 = r.name;
                 }
                 continue;
             }
-            Some((pts, pend, pname)) if pts != r.ts => {
-                let over = pend.saturating_sub(r.ts);
-                if over > MIN_OVERLAP_NS {
-                    s.excess = s.excess.saturating_add(over);
-                    s.count += 1;
-                    if over > s.worst {
-                        s.worst = over;
-                        s.worst_name = pname;
-                    }
+        } else {
+            let over = pend.saturating_sub(r.ts);
+            if over > MIN_OVERLAP_NS {
+                s.excess = s.excess.saturating_add(over);
+                s.count += 1;
+                if over > s.worst {
+                    s.worst = over;
+                    s.worst_name = pname;
                 }
             }
-            _ => {}
         }
-        s.prev = Some((r.ts, end, r.name));
+        s.prev = (r.ts, end, r.name);
     }
     // Deterministic choice among equal excesses: the lowest stream id.
     let mut best: Option<(u32, &StreamAcc)> = None;
@@ -128,12 +130,17 @@ pub(crate) fn stream_overlap(
 /// rows, which are built at the same time on another thread.
 pub(crate) fn time_order(gpu: &GpuRecs) -> TimeOrder {
     // Records often arrive in that order already (graph_many's do): then the order is
-    // the file's, and no index is kept or sorted.
-    if gpu
-        .iter()
-        .map(|r| (r.ts, r.ts.saturating_add(r.dur)))
-        .is_sorted()
-    {
+    // the file's, and no index is kept or sorted. Compared as `(ts, dur)`: at equal starts a
+    // longer duration never ends sooner, so this order is `(ts, end)`'s; the one case it
+    // calls unordered where `(ts, end)` is not (two ends that both saturate) only costs
+    // the sort, whose ties keep file order.
+    let mut prev = (i64::MIN, i64::MIN);
+    if gpu.iter().all(|r| {
+        let key = (r.ts, r.dur);
+        let ordered = key >= prev;
+        prev = key;
+        ordered
+    }) {
         return TimeOrder::File(gpu.len());
     }
     // Four bytes an index while they fit: the order lives beside every record at the
@@ -169,6 +176,11 @@ pub(crate) enum TimeOrder {
 }
 
 impl TimeOrder {
+    /// The index of the earliest record (the least `ts`), if there are any.
+    pub(crate) fn first(&self) -> Option<usize> {
+        self.iter().next()
+    }
+
     /// The indices, in time order.
     pub(crate) fn iter(&self) -> OrderIter<'_> {
         match self {
@@ -195,6 +207,40 @@ impl Iterator for OrderIter<'_> {
             OrderIter::File(it) => it.next(),
             OrderIter::Narrow(it) => it.next().map(|&i| i as usize),
             OrderIter::Wide(it) => it.next().copied(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::{GpuKind, NONE};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whether the records are taken in file order or sorted, the order is `(ts, end)`
+        /// with ties in file order, ends that saturate included.
+        #[test]
+        fn time_order_is_by_start_then_end_then_file_order(
+            raw in prop::collection::vec(
+                (prop_oneof![0i64..20, Just(i64::MAX - 5)], prop_oneof![0i64..8, Just(i64::MAX - 1), Just(i64::MAX)]),
+                0..30,
+            ),
+            presorted in any::<bool>(),
+        ) {
+            let mut raw = raw;
+            if presorted {
+                raw.sort_by_key(|&(ts, dur)| (ts, ts.saturating_add(dur)));
+            }
+            let mut gpu = GpuRecs::default();
+            for &(ts, dur) in &raw {
+                gpu.push(GpuRec::new(ts, dur, None, None, 0, 0, NONE, GpuKind::Kernel));
+            }
+            let mut want: Vec<usize> = (0..raw.len()).collect();
+            want.sort_by_key(|&i| (raw[i].0, raw[i].0.saturating_add(raw[i].1), i));
+            let order = time_order(&gpu);
+            prop_assert_eq!(order.iter().collect::<Vec<_>>(), want.clone());
+            prop_assert_eq!(order.first(), want.first().copied());
         }
     }
 }

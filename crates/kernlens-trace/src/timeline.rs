@@ -10,17 +10,29 @@ use crate::options::TimeWindow;
 use crate::report::{Categories, DeviceTimeline, Timeline, pct, ratio, us};
 
 /// The length of a union of intervals added in order of start.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Union {
+    /// The open segment; before the first interval, the empty `[i64::MIN, i64::MIN)`,
+    /// which a first interval starting at `i64::MIN` extends into itself and any other
+    /// closes for nothing, so no flag asks whether a segment is open.
     start: i64,
     end: i64,
-    open: bool,
     /// The lengths of the closed segments, summed wide: each is positive (a segment
     /// opens only with `e > s` and its end only grows), so the sum clamped once in
     /// [`Union::len`] equals the saturating sum of saturating lengths the report defines,
     /// for a few instructions per segment less (the timeline closes one per kernel of a
     /// graph replay). A length is below 2^64, so 2^63 of them cannot overflow.
     closed_total: i128,
+}
+
+impl Default for Union {
+    fn default() -> Self {
+        Union {
+            start: i64::MIN,
+            end: i64::MIN,
+            closed_total: 0,
+        }
+    }
 }
 
 impl Union {
@@ -31,25 +43,18 @@ impl Union {
         if e <= s {
             return;
         }
-        if self.open && s <= self.end {
+        if s <= self.end {
             self.end = self.end.max(e);
         } else {
-            if self.open {
-                self.closed_total += i128::from(self.end) - i128::from(self.start);
-            }
+            self.closed_total += i128::from(self.end) - i128::from(self.start);
             self.start = s;
             self.end = e;
-            self.open = true;
         }
     }
 
     pub(crate) fn len(&self) -> i64 {
         // Clamped: adversarial times near i64's ends must not overflow.
-        let open = if self.open {
-            i128::from(self.end) - i128::from(self.start)
-        } else {
-            0
-        };
+        let open = i128::from(self.end) - i128::from(self.start);
         i64::try_from(self.closed_total + open).unwrap_or(i64::MAX)
     }
 }
@@ -59,12 +64,16 @@ struct DeviceAcc {
     busy: Union,
     kernels: Union,
     memcpy_sum: i64,
+    kernel_sum: i64,
     kernel_count: u64,
 }
 
 /// Builds the timeline from GPU events sorted by `ts`. Only events the window keeps
 /// count; `is_comm[id]` says whether kernel name `id` is communication (a name past its end
 /// is not). A slice, not a callback: the sweep asks once per kernel.
+// Out of line: inlined into its caller's closure its loop kept fewer values in registers
+// (10.76 M instructions on gm1 against 10.07 M).
+#[inline(never)]
 pub(crate) fn timeline(
     sorted: impl Iterator<Item = GpuRec>,
     window: Option<TimeWindow>,
@@ -76,8 +85,8 @@ pub(crate) fn timeline(
         Union::default(),
         Union::default(),
     );
-    let (mut memcpy_sum, mut kernel_sum) = (0i64, 0i64);
-    let (mut min_ts, mut max_end) = (i64::MAX, i64::MIN);
+    // The records come by start, so the first kept one starts the span.
+    let (mut first_ts, mut max_end) = (None, i64::MIN);
     // Devices by first sight, with the last one looked up remembered: records come in
     // long runs from one device, so most need no hash.
     let mut slots: Map<Option<i64>, usize> = Map::default();
@@ -88,15 +97,13 @@ pub(crate) fn timeline(
     // `kernels` equal the first device's `busy` and `kernels` until a second device shows,
     // and `comp` equals `kernels` until a communication kernel shows.
     let mut comm_seen = false;
-    for r in sorted.filter(|r| window.is_none_or(|w| w.contains(r.ts))) {
-        let end = r.ts.saturating_add(r.dur);
-        min_ts = min_ts.min(r.ts);
+    let mut recs = sorted.filter(|r| window.is_none_or(|w| w.contains(r.ts)));
+    // A record the one-device loop below handed back.
+    let mut pending = None;
+    while let Some(r) = pending.take().or_else(|| recs.next()) {
+        let (end, s, e) = clip(&r, window);
+        first_ts.get_or_insert(r.ts);
         max_end = max_end.max(end);
-        // Clipping keeps the order by start: the clipped start is monotone in `ts`.
-        let (s, e) = match window {
-            Some(w) => (r.ts.max(w.start_ns()), end.min(w.end_ns())),
-            None => (r.ts, end),
-        };
         let device = r.device();
         let k = match last {
             Some((d, k)) if d == device => k,
@@ -122,7 +129,7 @@ pub(crate) fn timeline(
         dev.busy.add(s, e);
         match r.kind {
             GpuKind::Kernel => {
-                kernel_sum = kernel_sum.saturating_add(r.dur);
+                dev.kernel_sum = dev.kernel_sum.saturating_add(r.dur);
                 if is_comm.get(r.name as usize).copied().unwrap_or(false) {
                     if !comm_seen {
                         comm_seen = true;
@@ -139,8 +146,32 @@ pub(crate) fn timeline(
                 dev.kernel_count += 1;
             }
             GpuKind::Memcpy => {
-                memcpy_sum = memcpy_sum.saturating_add(r.dur);
                 dev.memcpy_sum = dev.memcpy_sum.saturating_add(r.dur);
+            }
+        }
+        // While one device has shown and no communication kernel, the pooled unions are
+        // that device's and only its own are fed: the same steps as above without the
+        // look-ups and flags, until a record of another device or a communication kernel
+        // goes back to them (most traces never leave this loop).
+        if let ([(device, dev)], false) = (accs.as_mut_slice(), comm_seen) {
+            for r in recs.by_ref() {
+                let kernel = r.kind == GpuKind::Kernel;
+                if r.device() != *device
+                    || (kernel && is_comm.get(r.name as usize).copied().unwrap_or(false))
+                {
+                    pending = Some(r);
+                    break;
+                }
+                let (end, s, e) = clip(&r, window);
+                max_end = max_end.max(end);
+                dev.busy.add(s, e);
+                if kernel {
+                    dev.kernel_sum = dev.kernel_sum.saturating_add(r.dur);
+                    dev.kernels.add(s, e);
+                    dev.kernel_count += 1;
+                } else {
+                    dev.memcpy_sum = dev.memcpy_sum.saturating_add(r.dur);
+                }
             }
         }
     }
@@ -150,10 +181,18 @@ pub(crate) fn timeline(
     if !comm_seen {
         comp = kernels;
     }
-    let total = match window {
-        Some(w) => w.len_ns(),
-        None if min_ts <= max_end => max_end.saturating_sub(min_ts).max(0),
-        None => 0,
+    // Summed per device, then over the devices: durations are never negative (trace.md
+    // "Times"), so that equals the saturating sum over the records.
+    let (memcpy_sum, kernel_sum) = accs.iter().fold((0i64, 0i64), |(m, k), (_, a)| {
+        (
+            m.saturating_add(a.memcpy_sum),
+            k.saturating_add(a.kernel_sum),
+        )
+    });
+    let total = match (window, first_ts) {
+        (Some(w), _) => w.len_ns(),
+        (None, Some(min_ts)) if min_ts <= max_end => max_end.saturating_sub(min_ts).max(0),
+        (None, _) => 0,
     };
     let busy = all.len();
     let kernel_union = kernels.len();
@@ -200,6 +239,17 @@ pub(crate) fn timeline(
         categories,
         total_ns: total,
         busy_ns: busy,
+    }
+}
+
+/// A record's end, and its interval clipped to the window. Clipping keeps the order by
+/// start: the clipped start is monotone in `ts`.
+#[inline(always)]
+fn clip(r: &GpuRec, window: Option<TimeWindow>) -> (i64, i64, i64) {
+    let end = r.ts.saturating_add(r.dur);
+    match window {
+        Some(w) => (end, r.ts.max(w.start_ns()), end.min(w.end_ns())),
+        None => (end, r.ts, end),
     }
 }
 
@@ -253,10 +303,19 @@ mod tests {
         #[test]
         fn pooled_unions_equal_direct_unions(
             raw in prop::collection::vec((0i64..300, 0i64..40, -1i64..3, any::<bool>(), 0u32..3), 0..50),
+            // One device and no communication kernel up to a late record that brings
+            // either: the one-device loop runs long, then hands over mid-sweep.
+            quiet_until in prop::option::of((0usize..50, any::<bool>())),
         ) {
             let mut recs: Vec<GpuRec> = raw
                 .iter()
-                .map(|&(ts, dur, d, kernel, name)| rec(ts, dur, d, kernel, name))
+                .enumerate()
+                .map(|(i, &(ts, dur, d, kernel, name))| match quiet_until {
+                    Some((at, _)) if i < at => rec(ts, dur, 0, kernel, name & 2),
+                    Some((at, other_device)) if i == at && other_device => rec(ts, dur, 2, kernel, name),
+                    Some((at, _)) if i == at => rec(ts, dur, 0, true, 1),
+                    _ => rec(ts, dur, d, kernel, name),
+                })
                 .collect();
             recs.sort_by_key(|r| r.ts);
             let t = timeline(recs.iter().copied(), None, &[false, true]);
@@ -265,6 +324,12 @@ mod tests {
             };
             let kernel = |r: &GpuRec| r.kind == GpuKind::Kernel;
             prop_assert_eq!(t.busy_ns, of(&|_| true));
+            // The sums and the span, now summed per device and taken from the first record.
+            let sum = |keep: &dyn Fn(&GpuRec) -> bool| recs.iter().filter(|r| keep(r)).map(|r| r.dur).sum::<i64>();
+            prop_assert_eq!(t.kernel_sum_us, us(sum(&kernel)));
+            prop_assert_eq!(t.memcpy_us, us(sum(&|r| !kernel(r))));
+            let span = recs.iter().map(|r| r.ts + r.dur).max().zip(recs.iter().map(|r| r.ts).min());
+            prop_assert_eq!(t.total_ns, span.map_or(0, |(end, start)| end - start));
             prop_assert_eq!(t.kernel_union_us, us(of(&kernel)));
             prop_assert_eq!(t.categories.computation_us, us(of(&|r| kernel(r) && r.name != 1)));
             prop_assert_eq!(t.categories.communication_us, us(of(&|r| kernel(r) && r.name == 1)));

@@ -19,12 +19,12 @@ pub(crate) struct Chosen {
 /// not Python frames, which only an observer asks for). The origin of
 /// relative windows and the `trace_start_us` of the summary; `None` for a trace with none.
 pub(crate) fn trace_start(c: &Collected) -> Option<i64> {
-    c.gpu
-        .recs()
-        .iter()
-        .map(|r| r.ts)
-        .chain(c.first_complete_ts)
-        .min()
+    start_of(c.gpu.recs().iter().map(|r| r.ts).min(), c)
+}
+
+/// [`trace_start`] when the earliest GPU start is known (the first record in time order).
+pub(crate) fn start_of(first_gpu_ts: Option<i64>, c: &Collected) -> Option<i64> {
+    first_gpu_ts.into_iter().chain(c.first_complete_ts).min()
 }
 
 /// The absolute window a relative one names, `origin` being [`trace_start`] (0 when the
