@@ -139,7 +139,7 @@ pub(crate) struct Event<'a> {
 }
 
 /// Which events the caller wants back; all others are validated and dropped.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Wanted {
     pub(crate) python_functions: bool,
     /// Every event, whatever its category (split needs flows and metadata too).

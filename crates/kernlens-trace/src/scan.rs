@@ -193,6 +193,11 @@ impl Fast {
         }
     }
 
+    /// Whether this loop reads as one made by `Fast::new(limits, wanted)` would.
+    pub(crate) fn fits(&self, limits: &Limits, wanted: Wanted) -> bool {
+        self.on && self.max_event_bytes == limits.max_event_bytes && self.wanted == wanted
+    }
+
     /// No fast paths: the cursor reads every event.
     #[cfg(test)]
     pub(crate) fn cursor_only(limits: &Limits, wanted: Wanted) -> Fast {

@@ -206,6 +206,59 @@ fn every_own_capture_matches_the_independent_oracle() {
     assert!(checked >= 8, "only {checked} oracle files were checked");
 }
 
+/// A reading thread keeps its learned shapes, remembered tails and lists from one region
+/// to the next, and from one read to the next: what a read yields must not depend on what
+/// the thread read before. Each trace read on a fresh thread equals the same trace read
+/// one thread after the others, in either order, on one thread and with the gzip path's
+/// pool threads.
+#[test]
+fn what_a_thread_read_before_never_changes_a_result() {
+    let names = [
+        "eager.json.gz",
+        "graph_many.json.gz",
+        "train.json.gz",
+        "compiled.json.gz",
+    ];
+    let plain = |name: &str| {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(fixture(name)).unwrap()),
+            &mut b,
+        )
+        .unwrap();
+        b
+    };
+    let read = |name: &str, bytes: Vec<u8>| {
+        let mut o = all_rows();
+        o.threads = Some(1);
+        let plain = analyze(&TraceSource::from_bytes(name, bytes), &o)
+            .unwrap()
+            .to_json()
+            .to_string();
+        let gz = analyze(&TraceSource::open(fixture(name)).unwrap(), &o)
+            .unwrap()
+            .to_json()
+            .to_string();
+        (plain, gz)
+    };
+    let fresh: Vec<_> = names
+        .iter()
+        .map(|&n| {
+            let bytes = plain(n);
+            std::thread::spawn(move || read(n, bytes)).join().unwrap()
+        })
+        .collect();
+    for order in [[0, 1, 2, 3, 0, 2], [3, 2, 1, 0, 3, 1]] {
+        let after: Vec<_> = order
+            .iter()
+            .map(|&i| (i, read(names[i], plain(names[i]))))
+            .collect();
+        for (i, got) in after {
+            assert_eq!(got, fresh[i], "{} after other reads", names[i]);
+        }
+    }
+}
+
 #[test]
 fn thread_count_never_changes_the_result() {
     for name in [

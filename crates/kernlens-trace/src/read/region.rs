@@ -6,6 +6,8 @@
 //! element is a [`Scanner`], and what the reading thread does with a region's result is a
 //! [`Folder`].
 
+use std::cell::RefCell;
+
 use crate::collect::{Brief, Digest, MetaText, NO_NAME, Numbers, Resolve};
 
 use super::{Feed, Sight};
@@ -124,12 +126,38 @@ impl Walked {
     }
 }
 
+thread_local! {
+    /// The element loop's fast paths as this thread's last walk left them: its learned
+    /// shapes, remembered tails and lists carry over to the thread's next region. Learned
+    /// afresh for every 2 MiB region, they cost e10 ~5% of its instructions (the first
+    /// events of each shape read by the parser, every list's first sight walked). They
+    /// hold no bytes of any buffer (shapes keep copies), and every read by them is the
+    /// parser's, so what a region yields does not depend on which regions came before.
+    static FAST: RefCell<Option<scan::Fast>> = const { RefCell::new(None) };
+}
+
 /// The element loop over one span (trace.md "Element loop"), handing events to `e`.
 pub(crate) fn walk<'a, E: Elements<'a>>(
     span: Span<'a, '_>,
     limits: &Limits,
     wanted: Wanted,
     e: &mut E,
+) -> Scanned<Walked> {
+    // Taken out for the walk and put back after it: no borrow is held while it runs.
+    let kept = FAST.with(|f| f.borrow_mut().take());
+    let mut fast = kept
+        .filter(|f| f.fits(limits, wanted))
+        .unwrap_or_else(|| scan::Fast::new(limits, wanted));
+    let scanned = walk_with(span, e, &mut fast);
+    FAST.with(|f| *f.borrow_mut() = Some(fast));
+    scanned
+}
+
+/// [`walk`] with the fast paths `fast` (which hold the limits and what is wanted).
+fn walk_with<'a, E: Elements<'a>>(
+    span: Span<'a, '_>,
+    e: &mut E,
+    fast: &mut scan::Fast,
 ) -> Scanned<Walked> {
     let Span {
         buf,
@@ -144,7 +172,6 @@ pub(crate) fn walk<'a, E: Elements<'a>>(
     let mut w = Walked::default();
     let mut broke = false;
     let mut pos = start;
-    let mut fast = scan::Fast::new(limits, wanted);
     let done = |w, next, ended, clean, broke| Scanned {
         out: w,
         next,
@@ -169,14 +196,14 @@ pub(crate) fn walk<'a, E: Elements<'a>>(
         // Most events are read by a shape: tried here, in line, so that an event costs no
         // calls through the step (in a graph capture or an eager one, every event but the
         // first few of each shape in a region).
-        if let Some(kept) = scan::shaped(buf, &mut pos, &mut fast, e.put()) {
+        if let Some(kept) = scan::shaped(buf, &mut pos, fast, e.put()) {
             w.count += 1;
             // Taken without a panicking index (a shape's read ends inside `buf`), so that
             // a region, which does not read the text, costs nothing here.
             e.event(kept, buf.get(before..pos).unwrap_or_default());
             continue;
         }
-        match scan::step_unshaped(buf, &mut pos, eof, &mut fast, e.put()) {
+        match scan::step_unshaped(buf, &mut pos, eof, fast, e.put()) {
             Step::Event(kept) => {
                 w.count += 1;
                 e.event(kept, &buf[before..pos]);
