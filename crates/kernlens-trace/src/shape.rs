@@ -27,6 +27,7 @@ use crate::number::{micros_text_to_ns, micros_window};
 use crate::scan::Put;
 use list::raw_end;
 
+mod hit_rate;
 mod list;
 mod memo;
 mod tail;

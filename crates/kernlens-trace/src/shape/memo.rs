@@ -19,6 +19,7 @@
 //! lists are kept for all the shapes of a reader, so an op's shape learned again (an
 //! eager trace has more shapes than a reader keeps) finds its lists remembered.
 
+use super::hit_rate::HitRate;
 use super::list::raw_end;
 use super::tail::name_hash;
 use super::{Found, eq16};
@@ -28,10 +29,9 @@ const LIST_MAX: usize = 128;
 /// Sets (a power of two) and ways per set.
 const SETS: usize = 256;
 const WAYS: usize = 4;
-/// Tries before the hit rate is judged, and the share of hits (1 in `KEEP_RATIO`) below
-/// which the reader stops remembering lists.
-const JUDGE_AFTER: u32 = 256;
-const KEEP_RATIO: u32 = 4;
+/// Tries before the hit rate is judged, and the share of hits (1 in 4) below which the
+/// reader stops remembering lists.
+const RATE: HitRate = HitRate::new(256, 4);
 
 #[derive(Clone)]
 struct Entry {
@@ -68,17 +68,13 @@ pub(super) struct Lists {
     entries: Vec<Entry>,
     /// Per set, the way the next list remembered there takes (round robin).
     next: Vec<u8>,
-    tries: u32,
-    hits: u32,
-    live: bool,
+    rate: HitRate,
 }
 
 impl std::fmt::Debug for Lists {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lists")
-            .field("tries", &self.tries)
-            .field("hits", &self.hits)
-            .field("live", &self.live)
+            .field("rate", &self.rate)
             .finish_non_exhaustive()
     }
 }
@@ -89,9 +85,7 @@ impl Default for Lists {
             // Allocated when the first list is remembered.
             entries: Vec::new(),
             next: Vec::new(),
-            tries: 0,
-            hits: 0,
-            live: true,
+            rate: RATE,
         }
     }
 }
@@ -109,7 +103,7 @@ impl Lists {
         found: &Found,
         slot: u64,
     ) -> Option<usize> {
-        if !self.live {
+        if !self.rate.live() {
             return raw_end(buf, from);
         }
         // The list's first 8 bytes part an op's calls with different inputs (a view of
@@ -118,14 +112,14 @@ impl Lists {
         let head = u64::from_le_bytes([v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]]);
         let set = (name_hash(buf, found, slot ^ head.rotate_left(17))
             >> (64 - SETS.trailing_zeros())) as usize;
-        self.tries += 1;
+        self.rate.tried();
         let ways = self
             .entries
             .get(set * WAYS..set * WAYS + WAYS)
             .unwrap_or_default();
         for e in ways {
             if e.matches(buf, from, v) {
-                self.hits += 1;
+                self.rate.hit();
                 return Some(from + usize::from(e.len));
             }
         }
@@ -137,13 +131,8 @@ impl Lists {
     /// Remembers the list `text` in set `set`; judges the hit rate now and then.
     #[inline(never)]
     fn remember(&mut self, text: &[u8], set: usize) {
-        if self.tries >= JUDGE_AFTER {
-            if self.hits.saturating_mul(KEEP_RATIO) < self.tries {
-                self.live = false;
-                return;
-            }
-            self.tries = 0;
-            self.hits = 0;
+        if !self.rate.keep_remembering() {
+            return;
         }
         if text.len() > LIST_MAX {
             return;
@@ -168,6 +157,6 @@ impl Lists {
     /// Lists read by a remembered one since the hit rate was last judged.
     #[cfg(test)]
     pub(super) fn hits(&self) -> u32 {
-        self.hits
+        self.rate.hits()
     }
 }

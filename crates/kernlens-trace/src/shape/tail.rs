@@ -21,6 +21,7 @@
 //! Where tails do not repeat (a CPU op's `Ev Idx` counts up), the tries stop after a
 //! while: a miss costs the hash, a failed compare and a copy.
 
+use super::hit_rate::HitRate;
 use super::{Found, ROLES, Role, Slot};
 
 /// Longest tail remembered, in bytes.
@@ -28,10 +29,9 @@ const TAIL_MAX: usize = 256;
 /// Sets of entries (a power of two), and entries per set.
 const SETS: usize = 64;
 const WAYS: usize = 2;
-/// Tries before the hit rate is judged, and the share of hits (1 in `KEEP_RATIO`) below
-/// which a shape stops trying: a hit saves ~10 times what a miss costs.
-const JUDGE_AFTER: u32 = 64;
-const KEEP_RATIO: u32 = 8;
+/// Tries before the hit rate is judged, and the share of hits (1 in 8) below which a
+/// shape stops trying: a hit saves ~10 times what a miss costs.
+const RATE: HitRate = HitRate::new(64, 8);
 /// Fewest slots a tail has: fewer save less than a miss costs.
 const MIN_SLOTS: usize = 3;
 
@@ -62,9 +62,7 @@ pub(super) struct Tail {
     entries: Vec<Entry>,
     /// Per set, the way hit or filled last (the other one is replaced).
     recent: [u8; SETS],
-    tries: u32,
-    hits: u32,
-    live: bool,
+    rate: HitRate,
 }
 
 impl std::fmt::Debug for Tail {
@@ -72,9 +70,7 @@ impl std::fmt::Debug for Tail {
         f.debug_struct("Tail")
             .field("from_slot", &self.from_slot)
             .field("roles", &self.roles)
-            .field("tries", &self.tries)
-            .field("hits", &self.hits)
-            .field("live", &self.live)
+            .field("rate", &self.rate)
             .finish_non_exhaustive()
     }
 }
@@ -135,22 +131,20 @@ impl Tail {
             // Allocated when the first tail is remembered.
             entries: Vec::new(),
             recent: [0; SETS],
-            tries: 0,
-            hits: 0,
-            live: true,
+            rate: RATE,
         }))
     }
 
     /// Tails read by a remembered one since the hit rate was last judged.
     #[cfg(test)]
     pub(super) fn hits(&self) -> u32 {
-        self.hits
+        self.rate.hits()
     }
 
     /// Whether tails are still worth trying.
     #[inline(always)]
     pub(super) fn live(&self) -> bool {
-        self.live
+        self.rate.live()
     }
 
     /// The set for the event whose head was just read into `found` (its name's range).
@@ -172,7 +166,7 @@ impl Tail {
         set: usize,
         found: &mut Found,
     ) -> Option<usize> {
-        self.tries += 1;
+        self.rate.tried();
         for way in 0..WAYS {
             let Some(e) = self.entries.get(set * WAYS + way) else {
                 continue;
@@ -186,7 +180,7 @@ impl Tail {
                 found.from[r as usize] = p + usize::from(a);
                 found.to[r as usize] = p + usize::from(b);
             }
-            self.hits += 1;
+            self.rate.hit();
             if let Some(recent) = self.recent.get_mut(set) {
                 *recent = way as u8;
             }
@@ -199,14 +193,8 @@ impl Tail {
     /// `found`), in set `set`; judges the hit rate now and then.
     #[inline]
     pub(super) fn remember(&mut self, buf: &[u8], p: usize, end: usize, set: usize, found: &Found) {
-        if self.tries >= JUDGE_AFTER {
-            if self.hits.saturating_mul(KEEP_RATIO) < self.tries {
-                self.live = false;
-                return;
-            }
-            // Judged afresh over the next tries: the trace's mix may change.
-            self.tries = 0;
-            self.hits = 0;
+        if !self.rate.keep_remembering() {
+            return;
         }
         let n = end.wrapping_sub(p);
         let (Some(bytes), Some(recent)) = (buf.get(p..end), self.recent.get_mut(set)) else {
