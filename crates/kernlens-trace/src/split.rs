@@ -28,6 +28,7 @@ use crate::read::{
     self, Analyse, Elements, Feed, Folder, Region, Scanned, Scanner, Span, Tail, Walked,
 };
 use crate::report::{ChunkWindow, GraphCoverage, us};
+use crate::scan::Put;
 use crate::source::{Input, TraceSource};
 use crate::window;
 
@@ -833,32 +834,44 @@ struct Surveyor<'l> {
     analyse: Analyse<'l>,
 }
 
-/// A region being read by the first pass's element loop.
+/// A region being read by the first pass's element loop. The step writes each event to
+/// it (as [`Put`]), which surveys it and hands it to the region when analysis wants it:
+/// no copy of the ~320-byte event through an `Option` first.
 struct Surveying<'r, 'a> {
     region: &'r mut Region<'a>,
-    one: Option<Event<'a>>,
     analysis: Wanted,
     survey: Survey,
+    /// The step wrote the event being read, and the region took it.
+    got: bool,
+    kept: bool,
+}
+
+impl<'a> Put<'a> for Surveying<'_, 'a> {
+    #[inline(always)]
+    fn put(&mut self, ev: Event<'a>) {
+        self.got = true;
+        self.survey.note(Some(&ev));
+        if keeps_cat(ev.cat, ev.ph_x, self.analysis) {
+            self.region.push(ev);
+            self.kept = true;
+        }
+    }
 }
 
 impl<'a> Elements<'a> for Surveying<'_, 'a> {
-    type Put = Option<Event<'a>>;
+    type Put = Self;
 
-    fn put(&mut self) -> &mut Option<Event<'a>> {
-        &mut self.one
+    fn put(&mut self) -> &mut Self {
+        self
     }
 
     fn event(&mut self, _kept: bool, raw: &'a [u8]) {
-        let ev = self.one.take();
-        self.survey.note(ev.as_ref());
-        let kept = match ev {
-            Some(ev) if keeps_cat(ev.cat, ev.ph_x, self.analysis) => {
-                self.region.put().push(ev);
-                true
-            }
-            _ => false,
-        };
-        self.region.event(kept, raw);
+        if !self.got {
+            self.survey.note(None);
+        }
+        self.region.event(self.kept, raw);
+        self.got = false;
+        self.kept = false;
     }
 }
 
@@ -870,9 +883,10 @@ impl Scanner for Surveyor<'_> {
         let mut region = self.analyse.region();
         let mut e = Surveying {
             region: &mut region,
-            one: None,
             analysis: self.analyse.wanted,
             survey: Survey::default(),
+            got: false,
+            kept: false,
         };
         let s = read::walk(span, self.analyse.limits, EVERY_EVENT, &mut e);
         let survey = e.survey;
