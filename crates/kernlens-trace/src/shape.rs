@@ -241,7 +241,13 @@ struct Found {
     /// by 16 it costs the slot loop a shift per value.
     from: [usize; ROLES],
     to: [usize; ROLES],
+    /// The event's `grid` and `block` as [`Values::dims`] reads them, when a remembered
+    /// tail holding both gave them (reset by every read).
+    dims: Option<Dims>,
 }
+
+/// An event's `grid` and `block`, each three integers or none.
+type Dims = (Option<[i64; 3]>, Option<[i64; 3]>);
 
 impl Found {
     /// The range of role `r`'s value.
@@ -491,6 +497,17 @@ impl<'a> Values<'_, 'a> {
     fn dim3(&self, r: [Role; 3]) -> Option<[i64; 3]> {
         Some([self.int(r[0])?, self.int(r[1])?, self.int(r[2])?])
     }
+
+    /// The event's `grid` and `block`: a remembered tail's when it gave them, else read.
+    #[inline(always)]
+    fn dims(&self) -> Dims {
+        self.f.dims.unwrap_or_else(|| {
+            (
+                self.dim3([Role::Grid0, Role::Grid1, Role::Grid2]),
+                self.dim3([Role::Block0, Role::Block1, Role::Block2]),
+            )
+        })
+    }
 }
 
 impl Slot {
@@ -604,7 +621,6 @@ impl Shape {
         let int = |r: Role| v.int(r);
         let string = |r: Role| v.string(r);
         let list = |r: Role| v.list(r);
-        let dim3 = |r: [Role; 3]| v.dim3(r);
         // The category's filter, the parser's (member.rs), applied to `args`.
         let args = if matches!(cat, Cat::Other | Cat::Flow) {
             Args::default()
@@ -614,12 +630,8 @@ impl Shape {
                 correlation: int(Role::Correlation),
                 external_id: int(Role::ExternalId),
                 device: kept(Member::Device).then(|| int(Role::Device)).flatten(),
-                grid: kept(Member::Grid)
-                    .then(|| dim3([Role::Grid0, Role::Grid1, Role::Grid2]))
-                    .flatten(),
-                block: kept(Member::Block)
-                    .then(|| dim3([Role::Block0, Role::Block1, Role::Block2]))
-                    .flatten(),
+                grid: kept(Member::Grid).then(|| v.dims().0).flatten(),
+                block: kept(Member::Block).then(|| v.dims().1).flatten(),
                 input_dims: kept(Member::InputDims)
                     .then(|| list(Role::InputDims))
                     .flatten(),
@@ -663,6 +675,7 @@ impl Shape {
         // A slot starting before `limit` has its whole window in `buf`: one compare per
         // slot instead of a checked range (0 when `buf` is shorter than a window).
         let limit = buf.len().saturating_sub(WINDOW - 1);
+        found.dims = None;
         // One slot loop in line: up to the tail, or to the end without one.
         let cut = match &self.tail {
             Some(t) if t.live() => t.from_slot.min(self.slots.len()),
@@ -681,6 +694,16 @@ impl Shape {
         // out of line, so the hot loop above is the only one inlined.
         let q = read_slots_out_of_line(rest, &self.fixed, buf, p, limit, found, lists)?;
         let end = self.close(buf, q)?;
+        // Its `grid` and `block`, read once for the event and for the tail's next hits.
+        let dims = self.tail.as_ref().filter(|t| t.holds_dims()).map(|_| {
+            Values {
+                shape: self,
+                f: found,
+                buf,
+            }
+            .dims()
+        });
+        found.dims = dims;
         if let Some(tail) = self.tail.as_deref_mut() {
             tail.remember(buf, p, end, set, found);
         }
@@ -1653,6 +1676,25 @@ mod tests {
             ),
             None
         );
+        // A `grid` before the correlation id: the tail has `block` but not `grid`, so a
+        // hit does not give them already read (the grid is this event's own).
+        let early = kernel("k", 1, "1", "32", "[1, 1, 1]")
+            .replace(
+                r#""correlation": 1, "registers per thread": 32"#,
+                r#""grid": [1, 1, 1], "correlation": 1, "registers per thread": 32"#,
+            )
+            .replace(r#", "grid": [1, 1, 1], "block""#, r#", "block""#);
+        let Some(shape) = Shape::learn(early.as_bytes()) else {
+            panic!("{early} is learned");
+        };
+        assert!(
+            shape.tail.as_ref().is_some_and(|t| !t.holds_dims()),
+            "{early}"
+        );
+        let Some(shape) = Shape::learn(kernel("k", 1, "1", "32", "[1, 1, 1]").as_bytes()) else {
+            panic!("a kernel is learned");
+        };
+        assert!(shape.tail.as_ref().is_some_and(|t| t.holds_dims()));
         // Two slots after the last time: not worth a compare.
         assert_eq!(
             tail_of(

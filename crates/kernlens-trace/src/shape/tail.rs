@@ -22,7 +22,7 @@
 //! while: a miss costs the hash, a failed compare and a copy.
 
 use super::hit_rate::HitRate;
-use super::{Found, ROLES, Role, Slot};
+use super::{Dims, Found, ROLES, Role, Slot};
 
 /// Longest tail remembered, in bytes.
 const TAIL_MAX: usize = 256;
@@ -42,12 +42,15 @@ struct Entry {
     len: u16,
     /// `(start, end)` of each of [`Tail::roles`]' values, from the tail's start.
     ranges: [(u16, u16); ROLES],
+    /// The event's `grid` and `block` as read (when the tail holds them all).
+    dims: Dims,
     bytes: [u8; TAIL_MAX],
 }
 
 const EMPTY: Entry = Entry {
     len: 0,
     ranges: [(0, 0); ROLES],
+    dims: (None, None),
     bytes: [0; TAIL_MAX],
 };
 
@@ -59,6 +62,9 @@ pub(super) struct Tail {
     roles: Vec<Role>,
     /// The shape reads a name before its tail: the hash takes it.
     keyed_by_name: bool,
+    /// Every `grid`/`block` value of the shape is in the tail, so the tail's bytes settle
+    /// them, and a hit gives them already read.
+    holds_dims: bool,
     entries: Vec<Entry>,
     /// Per set, the way hit or filled last (the other one is replaced).
     recent: [u8; SETS],
@@ -124,10 +130,14 @@ impl Tail {
         let keyed_by_name = slots
             .get(..from_slot)
             .is_some_and(|head| head.iter().any(|s| s.role == Role::Name));
+        let holds_dims = slots
+            .get(..from_slot)
+            .is_some_and(|head| head.iter().all(|s| !s.role.is_dim()));
         Some(Box::new(Tail {
             from_slot,
             roles,
             keyed_by_name,
+            holds_dims,
             // Allocated when the first tail is remembered.
             entries: Vec::new(),
             recent: [0; SETS],
@@ -139,6 +149,12 @@ impl Tail {
     #[cfg(test)]
     pub(super) fn hits(&self) -> u32 {
         self.rate.hits()
+    }
+
+    /// Whether a hit gives the event's `grid` and `block` already read.
+    #[inline(always)]
+    pub(super) fn holds_dims(&self) -> bool {
+        self.holds_dims
     }
 
     /// Whether tails are still worth trying.
@@ -181,6 +197,9 @@ impl Tail {
                 found.to[r as usize] = p + usize::from(b);
             }
             self.rate.hit();
+            if self.holds_dims {
+                found.dims = Some(e.dims);
+            }
             if let Some(recent) = self.recent.get_mut(set) {
                 *recent = way as u8;
             }
@@ -219,6 +238,8 @@ impl Tail {
         if let Some(to) = e.bytes.get_mut(..n) {
             to.copy_from_slice(bytes);
             e.len = n as u16;
+            // Shape::read sets them before remembering, when the tail holds them.
+            e.dims = found.dims.unwrap_or((None, None));
         }
     }
 }
