@@ -133,6 +133,13 @@ impl Tail {
         let holds_dims = slots
             .get(..from_slot)
             .is_some_and(|head| head.iter().all(|s| !s.role.is_dim()));
+        // A hit then gives `grid` and `block` already read ([`Found::dims`]), so nothing
+        // reads their ranges: they are neither remembered nor written.
+        let roles = if holds_dims {
+            roles.into_iter().filter(|r| !r.is_dim()).collect()
+        } else {
+            roles
+        };
         Some(Box::new(Tail {
             from_slot,
             roles,
