@@ -28,9 +28,11 @@
 //! ## How it reads
 //!
 //! Data flows one way: bytes → borrowed events → compact records → aggregates → report.
-//! An uncompressed file is read with positioned reads into reused buffers, cut into
-//! regions parsed in parallel; names borrow from those buffers (a memory map would kill
-//! the process with SIGBUS if the file shrank while read). Gzip (detected by magic bytes) is
+//! An uncompressed file is cut into regions parsed in parallel, whose bytes the workers read
+//! through a memory map; names borrow from the mapped bytes. The first mapped read installs
+//! a SIGBUS handler that turns a file shrinking under the map into a stream error instead
+//! of a dead process (it passes other SIGBUS signals on; [`Options::map_files`] turns the
+//! map off, and the read then copies with `pread`). Gzip (detected by magic bytes) is
 //! decompressed by one thread into reused, overlapping pieces that the same region workers
 //! parse; plain stdin streams through a bounded two-thread pipeline. Either way every
 //! event is folded in file order, so results are identical for any thread count.
@@ -277,7 +279,7 @@ pub(crate) fn read_analysis(
     let mut collector = collector;
     let out = read::read(
         source,
-        &read::ReadPlan::new(&opts.limits, opts.threads),
+        &read::ReadPlan::new(&opts.limits, opts.threads).mapped(opts.map_files),
         &mut collector,
     )?;
     collector.read_done();
@@ -313,7 +315,8 @@ pub struct CoverageReport {
 /// Computes only the graph-coverage block of a trace.
 pub fn graph_coverage(source: &TraceSource, limits: &Limits) -> Result<CoverageReport, TraceError> {
     let mut collector = read::Feed::new(None);
-    let out = read::read(source, &read::ReadPlan::new(limits, None), &mut collector)?;
+    let plan = read::ReadPlan::new(limits, None).mapped(true);
+    let out = read::read(source, &plan, &mut collector)?;
     Ok(CoverageReport {
         graph: {
             let c = collector.fold.finish();

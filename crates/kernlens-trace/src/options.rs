@@ -174,6 +174,14 @@ pub struct Options {
     pub extra_comm_patterns: Vec<String>,
     /// All-ranks mode: which capture cycles of a rank are read (default the latest).
     pub cycles: Cycles,
+    /// Read a plain trace file's pages through a memory map instead of copying them
+    /// (default true; results never depend on it). The first mapped read installs a
+    /// process-wide SIGBUS handler, so that a file truncated while it is read is reported
+    /// as a stream error instead of killing the process; it passes every other SIGBUS to
+    /// the handler that was there before. Turn it off in a host that must not have a
+    /// handler installed: the read then copies with `pread` (a few percent slower,
+    /// PERFORMANCE.md "Session 12").
+    pub map_files: bool,
 }
 
 impl Default for Options {
@@ -186,6 +194,7 @@ impl Default for Options {
             limits: Limits::default(),
             extra_comm_patterns: Vec::new(),
             cycles: Cycles::Latest,
+            map_files: true,
         }
     }
 }
@@ -200,6 +209,12 @@ impl Options {
     /// Keep per-kernel launch records.
     pub fn with_launches(mut self, emit: bool) -> Self {
         self.emit_launches = emit;
+        self
+    }
+
+    /// Read plain files through a memory map ([`Options::map_files`]).
+    pub fn with_map_files(mut self, map: bool) -> Self {
+        self.map_files = map;
         self
     }
 

@@ -33,16 +33,36 @@ use crate::source::{Input, TraceSource};
 use crate::window;
 
 /// Options of [`split`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SplitOptions {
     /// Gzip the output.
     pub gzip: bool,
     /// Input bounds (as for analysis).
     pub limits: Limits,
+    /// The first pass reads a plain file through a memory map, as
+    /// [`crate::Options::map_files`] says (default true). The second pass always copies:
+    /// it writes the bytes it reads, which a file shrinking under a map would turn to zeros.
+    pub map_files: bool,
+}
+
+impl Default for SplitOptions {
+    fn default() -> Self {
+        SplitOptions {
+            gzip: false,
+            limits: Limits::default(),
+            map_files: true,
+        }
+    }
 }
 
 impl SplitOptions {
+    /// The first pass reads a plain file through a memory map ([`SplitOptions::map_files`]).
+    pub fn with_map_files(mut self, map: bool) -> Self {
+        self.map_files = map;
+        self
+    }
+
     /// Gzip the output.
     pub fn with_gzip(mut self, gzip: bool) -> Self {
         self.gzip = gzip;
@@ -204,7 +224,7 @@ fn split_inner(
         out,
         opts,
         progress,
-        &read::ReadPlan::new(&opts.limits, None),
+        &read::ReadPlan::new(&opts.limits, None).mapped(opts.map_files),
         Second::Regions { skip: true },
     )
     .map(|(report, ..)| report)
@@ -247,6 +267,8 @@ fn split_planned(
     let mut collector =
         Feed::new(None).with_progress(progress.as_mut().map(|p| p as &mut dyn ProgressSink));
     let before = Stamp::of(source);
+    // A shrink while the first pass reads through a map changes the file's stamp, so the
+    // second pass then parses every scan (below) and reports it.
     let (provenance, mut surveys, trail) = first_pass(source, plan, &mut collector)?;
     let c = collector.fold.finish();
     let window = match *mode {
@@ -313,7 +335,9 @@ fn split_planned(
     };
     match second {
         Second::Regions { .. } => {
-            read::read_access(source, plan, &chunker, &mut sink, &mut log, access)?;
+            // Copied, never mapped: the bytes read are written to the chunk.
+            let plan = plan.mapped(false);
+            read::read_access(source, &plan, &chunker, &mut sink, &mut log, access)?;
         }
         #[cfg(test)]
         Second::Sequential => tests::sequential(source, &chunker, &mut sink, &mut log),
@@ -1289,6 +1313,7 @@ mod tests {
                                 threads: Some(threads),
                                 cut,
                                 stream_cut: cut,
+                                map: true,
                             };
                             // Skipping as split does (the next test holds skipping to
                             // parsing every scan).
@@ -1396,6 +1421,7 @@ mod tests {
                             threads: Some(threads),
                             cut,
                             stream_cut: cut,
+                            map: true,
                         };
                         let (want, none) =
                             chunk_skipped(source, mode, &plan, Second::Regions { skip: false })
@@ -1451,6 +1477,7 @@ mod tests {
             threads: Some(2),
             cut,
             stream_cut: cut,
+            map: true,
         };
         let plain = gunzip(&std::fs::read(fixture("eager.json.gz")).unwrap());
         let gz = gzip_at(&plain, 6);
@@ -1568,6 +1595,7 @@ mod tests {
                         threads: Some(threads),
                         cut,
                         stream_cut: cut,
+                        map: true,
                     };
                     let mut feed = Feed::new(None);
                     let out = read::read(&source, &plan, &mut feed).unwrap();
@@ -1636,6 +1664,7 @@ mod tests {
                     threads: Some(threads),
                     cut,
                     stream_cut: cut,
+                    map: true,
                 };
                 let (got, skipped) =
                     chunk_skipped(source, &mode, &plan, Second::Regions { skip: true }).unwrap();

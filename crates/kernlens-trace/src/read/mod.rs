@@ -23,6 +23,7 @@ use crate::source::{Input, TraceSource};
 mod gzip;
 #[cfg(feature = "isal")]
 mod isal;
+mod map;
 mod parallel;
 mod pieces;
 mod region;
@@ -32,6 +33,7 @@ mod stream;
 mod zran;
 
 pub(crate) use gzip::Members;
+use map::Map;
 pub(crate) use parallel::Cut;
 use parallel::{Fetch, Plain};
 use pieces::{STREAM_CUT, StreamJob, read_pieces};
@@ -297,6 +299,11 @@ pub(crate) struct ReadPlan<'a> {
     pub(crate) cut: Cut,
     /// How a decoded stream (gzip, stdin) is cut.
     pub(crate) stream_cut: Cut,
+    /// The region workers of a plain file read its pages through a guarded map
+    /// (read/map.rs) rather than copies. Only for a fold that keeps no input bytes past
+    /// its read: a shrink while a region is folded is then only reported, where split's
+    /// copy of those bytes would be written out.
+    pub(crate) map: bool,
 }
 
 impl<'a> ReadPlan<'a> {
@@ -306,7 +313,14 @@ impl<'a> ReadPlan<'a> {
             threads,
             cut: Cut::DEFAULT,
             stream_cut: STREAM_CUT,
+            map: false,
         }
+    }
+
+    /// Whether a plain file's workers read it through a map ([`ReadPlan::map`]).
+    pub(crate) fn mapped(mut self, map: bool) -> Self {
+        self.map = map;
+        self
     }
 
     /// Worker threads (rayon's default unless set).
@@ -434,7 +448,16 @@ pub(crate) fn read_access<S: Scanner, F: Folder<S>>(
                 read_gzip(file, len, stream, access, folder, log)
             } else {
                 let len = input_limit(len, limits, log);
-                let head = read_plain(Plain::File { file: &file, len }, plan, scanner, folder, log);
+                let map = plan.map.then(|| Map::new(&file, len)).flatten();
+                let plain = match &map {
+                    Some(map) => Plain::Mapped {
+                        map,
+                        file: &file,
+                        len,
+                    },
+                    None => Plain::File { file: &file, len },
+                };
+                let head = read_plain(plain, plan, scanner, folder, log);
                 // A file that grew or shrank after its array was read (a capture still being
                 // written, or replaced): the figures may not describe what is there now.
                 if let Ok(now) = file.metadata().map(|m| m.len())
@@ -714,7 +737,12 @@ pub(super) fn failed_head(located: Located, input_failed: bool, log: &mut ErrorL
 mod tests {
     use super::*;
 
-    fn analyse(source: &TraceSource, threads: usize, cut: Cut) -> (u64, Vec<String>, Vec<u32>) {
+    fn analyse(
+        source: &TraceSource,
+        threads: usize,
+        cut: Cut,
+        map: bool,
+    ) -> (u64, Vec<String>, Vec<u32>) {
         let mut c = Feed::new(None);
         let out = read(
             source,
@@ -723,6 +751,7 @@ mod tests {
                 threads: Some(threads),
                 cut,
                 stream_cut: cut,
+                map,
             },
             &mut c,
         )
@@ -810,6 +839,7 @@ mod tests {
                 threads: Some(threads),
                 cut,
                 stream_cut: cut,
+                map: true,
             };
             let source = TraceSource::from_bytes("t.json", t.clone().into_bytes());
             let out = read(&source, &plan, &mut feed).unwrap();
@@ -960,6 +990,7 @@ mod tests {
                 threads: Some(threads),
                 cut: Cut { region, look: 256 },
                 stream_cut: Cut { region, look: 256 },
+                map: true,
             };
             let source = TraceSource::from_bytes("t.json", t.clone().into_bytes());
             let out = read(&source, &plan, &mut feed).unwrap();
@@ -1005,7 +1036,7 @@ mod tests {
             e.write_all(t.as_bytes()).unwrap();
             e.finish().unwrap()
         };
-        let sequential = analyse(&mem(), 1, Cut::DEFAULT);
+        let sequential = analyse(&mem(), 1, Cut::DEFAULT, false);
         assert_eq!(sequential.0, 205);
         assert!(!sequential.1.is_empty());
         for region in [16, 50, 97, 256, 1000] {
@@ -1013,25 +1044,199 @@ mod tests {
                 let cut = Cut { region, look };
                 for threads in [1, 4] {
                     assert_eq!(
-                        analyse(&mem(), threads, cut),
+                        analyse(&mem(), threads, cut, false),
                         sequential,
                         "region {region} look {look}"
                     );
-                    let file = TraceSource::open(&path).unwrap();
-                    assert_eq!(
-                        analyse(&file, threads, cut),
-                        sequential,
-                        "file, region {region} look {look}"
-                    );
+                    // A file, mapped and copied.
+                    for map in [true, false] {
+                        let file = TraceSource::open(&path).unwrap();
+                        assert_eq!(
+                            analyse(&file, threads, cut, map),
+                            sequential,
+                            "file, map {map}, region {region} look {look}"
+                        );
+                    }
                     // Gzip: decoded pieces cut the same way.
                     let gzip = TraceSource::from_bytes("t.json.gz", gz.clone());
                     assert_eq!(
-                        analyse(&gzip, threads, cut),
+                        analyse(&gzip, threads, cut, false),
                         sequential,
                         "gzip, region {region} look {look}"
                     );
                 }
             }
+        }
+    }
+
+    /// A scanner (and fold) that truncates the trace file to `to` bytes at its first sight
+    /// of the region whose bytes hold byte `to`: before scanning it (`in_fold` false) or
+    /// before folding it (true).
+    struct Shrink<'l> {
+        inner: Analyse<'l>,
+        file: File,
+        to: u64,
+        in_fold: bool,
+        done: std::sync::atomic::AtomicBool,
+    }
+
+    impl Shrink<'_> {
+        fn maybe(&self, at: u64, len: usize, now: bool) {
+            if now
+                && (at..at + len as u64).contains(&self.to)
+                && !self.done.swap(true, Ordering::SeqCst)
+            {
+                self.file.set_len(self.to).unwrap();
+            }
+        }
+    }
+
+    impl Scanner for Shrink<'_> {
+        type Out<'a> = (u64, usize, Region<'a>);
+
+        fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Self::Out<'a>> {
+            let (at, len) = (span.at, span.buf.len());
+            self.maybe(at, len, !self.in_fold);
+            let s = self.inner.scan(span);
+            Scanned {
+                out: (at, len, s.out),
+                next: s.next,
+                ended: s.ended,
+                clean: s.clean,
+                broke: s.broke,
+            }
+        }
+    }
+
+    struct ShrinkFeed<'f, 's, 'l>(&'f mut Feed<'s>, &'f Shrink<'l>);
+
+    impl<'l> Folder<Shrink<'l>> for ShrinkFeed<'_, '_, 'l> {
+        fn apply(&mut self, (at, len, r): (u64, usize, Region<'_>), log: &mut ErrorLog) {
+            self.1.maybe(at, len, self.1.in_fold);
+            self.0.apply(r, log);
+        }
+    }
+
+    /// Kineto-like kernels, `n` of them, each about 150 bytes.
+    fn kernels(n: usize) -> String {
+        let mut t = String::from("{\"traceEvents\": [");
+        for i in 0..n {
+            t.push_str(&format!(
+                r#"{{"ph": "X", "cat": "kernel", "name": "kernel_{}", "pid": 0, "tid": 7, "ts": {i}.5, "dur": 1.25, "args": {{"correlation": {i}, "grid": [64, 1, 1]}}}}, "#,
+                i % 13
+            ));
+        }
+        t.push_str("{\"ph\": \"i\", \"name\": \"end\", \"ts\": 1}]}");
+        t
+    }
+
+    /// Reads `path` (whose length was `len` when opened) with a mapped or copied plain
+    /// read through `scanner`/`folder`; the fold's kept state and the stream errors.
+    fn read_shrinking(
+        path: &std::path::Path,
+        len: u64,
+        map: bool,
+        threads: usize,
+        to: Option<(u64, bool)>,
+    ) -> (Kept, Vec<String>) {
+        let file = File::open(path).unwrap();
+        let limits = Limits::default();
+        let plan = ReadPlan {
+            limits: &limits,
+            threads: Some(threads),
+            cut: Cut {
+                region: 4096,
+                look: 512,
+            },
+            stream_cut: STREAM_CUT,
+            map,
+        };
+        let mapped = map.then(|| Map::new(&file, len).unwrap());
+        let plain = match &mapped {
+            Some(map) => Plain::Mapped {
+                map,
+                file: &file,
+                len,
+            },
+            None => Plain::File { file: &file, len },
+        };
+        let mut feed = Feed::new(None);
+        let inner = Analyse {
+            limits: &limits,
+            wanted: feed.wanted(),
+            observed: feed.observes(),
+        };
+        let mut log = ErrorLog::default();
+        let (to, in_fold) = to.unwrap_or((u64::MAX, false));
+        let shrink = Shrink {
+            inner,
+            file: std::fs::OpenOptions::new().write(true).open(path).unwrap(),
+            to,
+            in_fold,
+            done: Default::default(),
+        };
+        let mut folder = ShrinkFeed(&mut feed, &shrink);
+        read_plain(plain, &plan, &shrink, &mut folder, &mut log);
+        (kept(&feed.fold), log.finish())
+    }
+
+    /// A mapped file truncated after its region's pages were found sound and before they
+    /// were scanned (the scan meets zero pages, or SIGBUS turned into zero pages by the
+    /// guard) reads exactly as a copied read of the file already truncated: the events
+    /// before the cut, and the shrink as a stream error.
+    #[test]
+    fn a_mapped_file_that_shrinks_while_read_reads_as_a_short_copy() {
+        let t = kernels(4000);
+        let len = t.len() as u64;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        // Cuts in the middle of region k's own bytes (past the look of region k - 1,
+        // before the start of region k + 1), so that region k alone holds the cut and its
+        // bytes were found sound before the file shrank: its scan meets the zeros.
+        let body = "{\"traceEvents\": [".len() as u64;
+        for k in [30, 77, 120] {
+            let to = body + k * 4096 + 2048;
+            assert!(to < len);
+            std::fs::write(&path, &t).unwrap();
+            let whole = read_shrinking(&path, len, true, 2, None);
+            assert!(whole.1.is_empty(), "{:?}", whole.1);
+            std::fs::write(&path, &t[..to as usize]).unwrap();
+            let want = read_shrinking(&path, len, false, 2, None);
+            assert!(want.1.iter().any(|e| e.contains("shrank")), "{:?}", want.1);
+            assert!(want.0.0.0 > 500 && want.0.0.0 < whole.0.0.0);
+            for threads in [2, 4] {
+                std::fs::write(&path, &t).unwrap();
+                let got = read_shrinking(&path, len, true, threads, Some((to, false)));
+                assert_eq!(std::fs::metadata(&path).unwrap().len(), to);
+                assert_eq!(got, want, "to {to}, {threads} threads");
+            }
+        }
+    }
+
+    /// A mapped file truncated while a region is being folded: the fold may have read
+    /// zeros for that region's texts, so the read stops after it and says so.
+    #[test]
+    fn a_mapped_file_that_shrinks_while_folded_is_reported() {
+        let t = kernels(4000);
+        let len = t.len() as u64;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        let to = len / 2 + 3000;
+        std::fs::write(&path, &t).unwrap();
+        let whole = read_shrinking(&path, len, true, 2, None);
+        for threads in [2, 4] {
+            std::fs::write(&path, &t).unwrap();
+            let (got, errors) = read_shrinking(&path, len, true, threads, Some((to, true)));
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| e.contains("were being counted when it did")),
+                "{errors:?}"
+            );
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            // The events up to the region being folded, none after it.
+            let events = got.0.0;
+            assert!(events > 1000 && events < whole.0.0.0, "{events}");
         }
     }
 }

@@ -1,10 +1,14 @@
 //! Reading an uncompressed trace: a file through positioned reads into reused buffers,
 //! or bytes in memory, cut into regions scanned in parallel and folded in file order.
 //!
-//! A file is not memory-mapped: a map faults (SIGBUS) when another process truncates the
-//! file while it is read, which killed the process. A positioned read that comes back
-//! short says the same thing as an error value, so the read stops there with a stream
-//! error and keeps every event before it. PERFORMANCE.md has the measurement.
+//! The region workers of a file read its pages through a guarded map where they can
+//! (map.rs: no copy out of the page cache), and the reading thread's own reads use
+//! positioned reads into its buffer. A file that shrinks while it is read stops the read
+//! there with a stream error, whichever way its bytes came: a positioned read comes back
+//! short; a worker takes mapped bytes cut at the file's length, and the reading thread asks
+//! the map (its recorded faults, the file's length) before and after folding each region,
+//! reading a region that is no longer wholly the file's again with positioned reads. Every
+//! event before the cut is kept. PERFORMANCE.md has the measurements.
 
 use std::fs::File;
 use std::io;
@@ -13,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::scan::{self, ErrorLog, Form, Problem};
 
+use super::map::Map;
 use super::region::{Folder, Scanned, Scanner, Span, Tail};
 use super::slots::{Gate, Slots};
 
@@ -20,7 +25,16 @@ use super::slots::{Gate, Slots};
 #[derive(Clone, Copy)]
 pub(crate) enum Plain<'a> {
     Mem(&'a [u8]),
-    File { file: &'a File, len: u64 },
+    File {
+        file: &'a File,
+        len: u64,
+    },
+    /// A file whose workers read its pages through `map` (map.rs).
+    Mapped {
+        map: &'a Map,
+        file: &'a File,
+        len: u64,
+    },
 }
 
 /// Some bytes of the input, and how they end.
@@ -35,7 +49,7 @@ impl<'a> Plain<'a> {
     pub(crate) fn len(&self) -> u64 {
         match self {
             Plain::Mem(b) => b.len() as u64,
-            Plain::File { len, .. } => *len,
+            Plain::File { len, .. } | Plain::Mapped { len, .. } => *len,
         }
     }
 
@@ -53,56 +67,116 @@ impl<'a> Plain<'a> {
                 tail: at_end,
                 broken: None,
             },
-            Plain::File { file, len } => {
-                let want = (to - from) as usize;
-                // Grown, never shrunk. A buffer too short is replaced, not resized: its
-                // bytes are about to be overwritten, and a fresh zeroed allocation
-                // (`calloc`) gets pages the kernel already zeroed, where `resize` would
-                // write zeros over the whole buffer first (6% of a plain read's
-                // instructions, PERFORMANCE.md).
-                if slot.len() < want + PAGE {
-                    *slot = vec![0; want + PAGE];
-                }
-                let at = page_phase(slot.as_ptr() as u64, from);
-                let dest = &mut slot[at..at + want];
-                let mut got = 0;
-                let mut broken = None;
-                while got < want {
-                    match file.read_at(&mut dest[got..], from + got as u64) {
-                        Ok(0) => {
-                            broken = Some(Problem::Input {
-                                kind: "IoError",
-                                detail: format!(
-                                    "the file shrank while being read: it ends before byte {} \
-                                     (it had {len} bytes when opened); events after that point \
-                                     are not read",
-                                    from + got as u64
-                                ),
-                            });
-                            break;
-                        }
-                        Ok(n) => got += n,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => {
-                            broken = Some(Problem::Input {
-                                kind: "IoError",
-                                detail: format!("reading byte {}: {e}", from + got as u64),
-                            });
-                            break;
-                        }
-                    }
-                }
-                Fetched {
-                    bytes: &slot[at..at + got],
-                    tail: if broken.is_some() {
-                        Tail::Broken
-                    } else {
-                        at_end
-                    },
-                    broken,
-                }
+            Plain::File { file, len } | Plain::Mapped { file, len, .. } => {
+                read_file(file, len, slot, from, to, at_end)
             }
         }
+    }
+
+    /// The bytes `from..to` for a region worker: straight from the map where the file is
+    /// mapped (cut at the file's length now, as a short positioned read would be), copied
+    /// into `slot` otherwise.
+    fn view<'s>(&'s self, slot: &'s mut Vec<u8>, from: u64, to: u64) -> Fetched<'s>
+    where
+        'a: 's,
+    {
+        let Plain::Mapped { map, file, len } = *self else {
+            return self.fetch(slot, from, to);
+        };
+        let (from, to) = (from.min(len), to.min(len));
+        match map.sound_below(file, to) {
+            None => Fetched {
+                bytes: &map.bytes()[from as usize..to as usize],
+                tail: if to == len { Tail::Eof } else { Tail::More },
+                broken: None,
+            },
+            Some(cut) => shrunk(map, len, from, cut),
+        }
+    }
+}
+
+/// The mapped bytes from `from` to `cut`, where the file stopped being readable: broken
+/// there as a short positioned read is.
+fn shrunk(map: &Map, len: u64, from: u64, cut: u64) -> Fetched<'_> {
+    let cut = cut.max(from);
+    Fetched {
+        bytes: &map.bytes()[from as usize..cut as usize],
+        tail: Tail::Broken,
+        broken: Some(shrank(cut, len)),
+    }
+}
+
+/// The problem of a file that ends before byte `at` (it had `len` when opened).
+fn shrank(at: u64, len: u64) -> Problem {
+    Problem::Input {
+        kind: "IoError",
+        detail: format!(
+            "the file shrank while being read: it ends before byte {at} (it had {len} bytes \
+             when opened); events after that point are not read"
+        ),
+    }
+}
+
+/// The problem of a file that shrank while the events of bytes from `base` were folded
+/// from its map: those events' texts may have been read as zeros.
+fn shrank_while_folded(at: u64, len: u64, base: u64) -> Problem {
+    Problem::Input {
+        kind: "IoError",
+        detail: format!(
+            "the file shrank while being read: it ends before byte {at} (it had {len} bytes \
+             when opened); the events from byte {base} on were being counted when it did and \
+             may be misread, and events after them are not read"
+        ),
+    }
+}
+
+/// `file`'s bytes `from..to` copied into `slot` by positioned reads, broken where the file
+/// ends early or a read fails.
+fn read_file<'s>(
+    file: &File,
+    len: u64,
+    slot: &'s mut Vec<u8>,
+    from: u64,
+    to: u64,
+    at_end: Tail,
+) -> Fetched<'s> {
+    let want = (to - from) as usize;
+    // Grown, never shrunk. A buffer too short is replaced, not resized: its bytes are
+    // about to be overwritten, and a fresh zeroed allocation (`calloc`) gets pages the
+    // kernel already zeroed, where `resize` would write zeros over the whole buffer first
+    // (6% of a plain read's instructions, PERFORMANCE.md).
+    if slot.len() < want + PAGE {
+        *slot = vec![0; want + PAGE];
+    }
+    let at = page_phase(slot.as_ptr() as u64, from);
+    let dest = &mut slot[at..at + want];
+    let mut got = 0;
+    let mut broken = None;
+    while got < want {
+        match file.read_at(&mut dest[got..], from + got as u64) {
+            Ok(0) => {
+                broken = Some(shrank(from + got as u64, len));
+                break;
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                broken = Some(Problem::Input {
+                    kind: "IoError",
+                    detail: format!("reading byte {}: {e}", from + got as u64),
+                });
+                break;
+            }
+        }
+    }
+    Fetched {
+        bytes: &slot[at..at + got],
+        tail: if broken.is_some() {
+            Tail::Broken
+        } else {
+            at_end
+        },
+        broken,
     }
 }
 
@@ -318,21 +392,25 @@ impl<S: Scanner> Job<'_, S> {
         span.div_ceil(self.cut.region as u64).max(1) as usize
     }
 
-    /// Scans region `i` into `slot` (a worker's job).
-    fn work<'s>(&'s self, slot: &'s mut Vec<u8>, i: usize, last: bool) -> Work<S::Out<'s>> {
-        let anchor = self.anchor(i);
-        let look = self.cut.look;
+    /// Region `i`'s bytes: from a little before its anchor (where a start guess may look)
+    /// to a little past the next anchor (to finish its last element), or to the end.
+    fn bytes_of(&self, i: usize, last: bool) -> (u64, u64) {
         let base = if i == 0 {
             self.body
         } else {
-            anchor.saturating_sub(BACK as u64).max(self.body)
+            self.anchor(i).saturating_sub(BACK as u64).max(self.body)
         };
-        let next_anchor = self.anchor(i + 1);
         let end = if last {
             u64::MAX
         } else {
-            next_anchor + look as u64
+            self.anchor(i + 1) + self.cut.look as u64
         };
+        (base, end)
+    }
+
+    /// Scans region `i` into `slot` (a worker's job).
+    fn work<'s>(&'s self, slot: &'s mut Vec<u8>, i: usize, last: bool) -> Work<S::Out<'s>> {
+        let (base, end) = self.bytes_of(i, last);
         let len = self.plain.len();
         let (from, to) = (base.min(len), end.min(len));
         if let Some((start, stop, region)) =
@@ -345,12 +423,16 @@ impl<S: Scanner> Job<'_, S> {
                 region: Some(region),
             };
         }
-        let f = self.plain.fetch(slot, base, end);
+        // Mapped bytes that turn to zeros while they are scanned (the file shrank) are
+        // caught by the reading thread's check before it folds the region.
+        let f = self.plain.view(slot, base, end);
+        let look = self.cut.look;
         let start = if i == 0 {
             Some(self.body)
         } else {
-            guess(f.bytes, base, anchor, look)
+            guess(f.bytes, base, self.anchor(i), look)
         };
+        let next_anchor = self.anchor(i + 1);
         let stop = if last {
             u64::MAX
         } else {
@@ -444,9 +526,33 @@ pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
         }
         drop(tx);
         if spawned > 0 {
-            in_order(anchors, &rx, |work| {
+            let mut i = 0;
+            in_order(anchors, &rx, |mut work| {
+                let (base, end) = job.bytes_of(i, i + 1 == anchors);
+                i += 1;
+                let Plain::Mapped { map, file, .. } = plain else {
+                    order.settle(work, &mut plain);
+                    gate.folded_one();
+                    order.folder.progress(order.expected.min(len), Some(len));
+                    return !order.ended;
+                };
+                // A region whose mapped bytes are no longer all the file's is read again
+                // on this thread with positioned reads, which see where the file ends now.
+                let end = end.min(len);
+                if map.sound_below(file, end).is_some() {
+                    work.region = None;
+                }
+                let mapped = work.region.is_some();
                 order.settle(work, &mut plain);
+                // Folding read the region's bytes (names, texts) from the map: a shrink
+                // meanwhile may have turned some to zeros, so nothing after it is read.
+                if mapped && let Some(cut) = map.sound_below(file, end) {
+                    order.log.push(&shrank_while_folded(cut, len, base), 0);
+                    order.ended = true;
+                    order.broke = true;
+                }
                 gate.folded_one();
+                map.release_below(base);
                 order.folder.progress(order.expected.min(len), Some(len));
                 !order.ended
             });
