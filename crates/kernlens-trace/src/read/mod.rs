@@ -449,14 +449,7 @@ pub(crate) fn read_access<S: Scanner, F: Folder<S>>(
             } else {
                 let len = input_limit(len, limits, log);
                 let map = plan.map.then(|| Map::new(&file, len)).flatten();
-                let plain = match &map {
-                    Some(map) => Plain::Mapped {
-                        map,
-                        file: &file,
-                        len,
-                    },
-                    None => Plain::File { file: &file, len },
-                };
+                let plain = Plain::file(&file, len, map.as_ref());
                 let head = read_plain(plain, plan, scanner, folder, log);
                 // A file that grew or shrank after its array was read (a capture still being
                 // written, or replaced): the figures may not describe what is there now.
@@ -1152,14 +1145,7 @@ mod tests {
             map,
         };
         let mapped = map.then(|| Map::new(&file, len).unwrap());
-        let plain = match &mapped {
-            Some(map) => Plain::Mapped {
-                map,
-                file: &file,
-                len,
-            },
-            None => Plain::File { file: &file, len },
-        };
+        let plain = Plain::file(&file, len, mapped.as_ref());
         let mut feed = Feed::new(None);
         let inner = Analyse {
             limits: &limits,

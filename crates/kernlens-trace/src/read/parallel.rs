@@ -46,6 +46,14 @@ pub(crate) struct Fetched<'s> {
 }
 
 impl<'a> Plain<'a> {
+    /// A file of `len` bytes, read through `map` where there is one.
+    pub(crate) fn file(file: &'a File, len: u64, map: Option<&'a Map>) -> Plain<'a> {
+        match map {
+            Some(map) => Plain::Mapped { map, file, len },
+            None => Plain::File { file, len },
+        }
+    }
+
     pub(crate) fn len(&self) -> u64 {
         match self {
             Plain::Mem(b) => b.len() as u64,
