@@ -312,7 +312,8 @@ pub struct CoverageReport {
     pub stream_errors: Vec<String>,
 }
 
-/// Computes only the graph-coverage block of a trace.
+/// Computes only the graph-coverage block of a trace (a plain file is mapped, as
+/// [`Options::map_files`] describes; [`analyze`] with that option off reads without).
 pub fn graph_coverage(source: &TraceSource, limits: &Limits) -> Result<CoverageReport, TraceError> {
     let mut collector = read::Feed::new(None);
     let plan = read::ReadPlan::new(limits, None).mapped(true);

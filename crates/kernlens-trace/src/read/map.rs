@@ -38,6 +38,10 @@ const RELEASE_STEP: u64 = 8 << 20;
 /// One live map, as the signal handler sees it: written by the owning thread, read by the
 /// handler on any thread (atomics only: a handler may take no lock).
 struct Entry {
+    /// Odd while `start` and `len` change (a map made or dropped): the handler takes the
+    /// two as one only when this is even and the same before and after (a sequence lock),
+    /// so a fault is never matched against half of one map and half of the next.
+    seq: AtomicUsize,
     start: AtomicUsize,
     len: AtomicUsize,
     /// The lowest offset of a page that faulted (`u64::MAX`: none).
@@ -47,10 +51,20 @@ struct Entry {
 impl Entry {
     const fn free() -> Entry {
         Entry {
+            seq: AtomicUsize::new(0),
             start: AtomicUsize::new(0),
             len: AtomicUsize::new(0),
             fault: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// The map this entry holds, read as one: `(start, len)`, None when free or changing.
+    fn snapshot(&self) -> Option<(usize, usize)> {
+        let before = self.seq.load(Ordering::Acquire);
+        let start = self.start.load(Ordering::Acquire);
+        let len = self.len.load(Ordering::Acquire);
+        let after = self.seq.load(Ordering::Acquire);
+        (before == after && before.is_multiple_of(2) && start != 0).then_some((start, len))
     }
 }
 
@@ -70,16 +84,20 @@ pub(crate) struct Map {
     released: AtomicU64,
 }
 
-// SAFETY: the map is read-only memory owned by this value; the only writes are the
-// handler's zero pages and `madvise`, both through the kernel.
+// SAFETY: the map is a range of address space owned by this value and only read through
+// it; what changes its bytes (another process writing the file, the handler's zero pages,
+// `madvise`) does so through the kernel, never through a Rust reference.
 unsafe impl Send for Map {}
 unsafe impl Sync for Map {}
 
 impl Map {
-    /// Maps `file` (`len` bytes), or None where the guard or the map cannot be had.
+    /// Maps `file` (`len` bytes), or None where the guard or the map cannot be had: the
+    /// handler could not be installed or was replaced since by one that does not pass
+    /// SIGBUS on to it, or this thread blocks SIGBUS (the threads of the read inherit its
+    /// mask, and the kernel kills a thread that faults with SIGBUS blocked).
     pub(crate) fn new(file: &File, len: u64) -> Option<Map> {
         let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
-        if !install() {
+        if !install() || !guarded() {
             return None;
         }
         let entry = LIVE.iter().find(|e| {
@@ -87,6 +105,7 @@ impl Map {
                 .compare_exchange(0, len, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         })?;
+        entry.seq.fetch_add(1, Ordering::AcqRel);
         // SAFETY: a fresh read-only private mapping of an open file; the kernel picks
         // the address.
         let ptr = unsafe {
@@ -100,12 +119,13 @@ impl Map {
             )
         };
         if ptr == libc::MAP_FAILED {
+            entry.seq.fetch_add(1, Ordering::AcqRel);
             entry.len.store(0, Ordering::Release);
             return None;
         }
         entry.fault.store(u64::MAX, Ordering::Release);
-        // Published last: the handler reads `start` first and then `len`.
         entry.start.store(ptr as usize, Ordering::Release);
+        entry.seq.fetch_add(1, Ordering::AcqRel);
         Some(Map {
             ptr,
             len,
@@ -122,7 +142,11 @@ impl Map {
     /// untrusted input, and [`Map::sound_below`] says where they can be trusted.
     pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: `len` readable bytes at `ptr` for as long as `self` lives (unmapped in
-        // `drop`); every page either maps the file or, after a fault, zeros.
+        // `drop`); every page either maps the file or, after a fault, zeros. The bytes may
+        // change under this reference (a writer of the file, the handler's zero pages), as
+        // for any map of a file another process can write (memmap2 makes its constructor
+        // unsafe for that reason): a `u8` has no invalid values, and no code here relies on
+        // the bytes staying the same after it read them, only on positions inside `len`.
         unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
     }
 
@@ -163,17 +187,26 @@ impl Map {
 
 impl Drop for Map {
     fn drop(&mut self) {
+        self.entry.seq.fetch_add(1, Ordering::AcqRel);
         self.entry.start.store(0, Ordering::Release);
         // SAFETY: the range mapped in `new`, no longer borrowed (`bytes` borrows `self`).
         unsafe {
             libc::munmap(self.ptr, self.len);
         }
         self.entry.fault.store(u64::MAX, Ordering::Release);
+        self.entry.seq.fetch_add(1, Ordering::AcqRel);
+        // Freed last: another map may claim the entry from here on.
         self.entry.len.store(0, Ordering::Release);
     }
 }
 
-/// Installs the handler once per process; whether it is in place.
+/// The handler as `sigaction` takes it.
+fn handler() -> usize {
+    let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = on_sigbus;
+    f as usize
+}
+
+/// Installs the handler once per process; whether that worked.
 fn install() -> bool {
     INSTALL.call_once(|| {
         // SAFETY: plain libc calls on zeroed, then filled, C structs.
@@ -182,44 +215,116 @@ fn install() -> bool {
             if size > 0 {
                 PAGE.store(size as usize, Ordering::Relaxed);
             }
+            // The action before ours is kept before ours goes in, so a SIGBUS in between
+            // finds it (and is passed on to it).
+            let old: *mut libc::sigaction = Box::into_raw(Box::new(std::mem::zeroed()));
+            if libc::sigaction(libc::SIGBUS, ptr::null(), old) != 0 {
+                drop(Box::from_raw(old));
+                return;
+            }
+            PREVIOUS.store(old, Ordering::Release);
             let mut new: libc::sigaction = std::mem::zeroed();
-            let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
-                on_sigbus;
-            new.sa_sigaction = handler as usize;
+            new.sa_sigaction = handler();
             // On the thread's alternate stack where it has one (as Rust's own handler
             // runs), so a handler before ours that needs it still has it.
             new.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             libc::sigemptyset(&mut new.sa_mask);
-            let old: *mut libc::sigaction = Box::into_raw(Box::new(std::mem::zeroed()));
-            if libc::sigaction(libc::SIGBUS, &new, old) == 0 {
-                PREVIOUS.store(old, Ordering::Release);
+            if libc::sigaction(libc::SIGBUS, &new, ptr::null_mut()) == 0 {
                 INSTALLED.store(true, Ordering::Release);
-            } else {
-                drop(Box::from_raw(old));
             }
         }
     });
     INSTALLED.load(Ordering::Acquire)
 }
 
+/// Whether a SIGBUS on this thread (and the threads it starts) would reach the handler
+/// now: it is still the process's action, and this thread does not block SIGBUS.
+fn guarded() -> bool {
+    // SAFETY: queries only, into zeroed C structs.
+    unsafe {
+        let mut now: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(libc::SIGBUS, ptr::null(), &mut now) != 0
+            || now.sa_sigaction != handler()
+        {
+            return false;
+        }
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, ptr::null(), &mut mask) == 0
+            && libc::sigismember(&mask, libc::SIGBUS) == 0
+    }
+}
+
 /// The SIGBUS handler: zeros for a fault inside a live map, the previous action otherwise.
-/// Async-signal-safe: atomics and system calls only.
+/// Async-signal-safe: atomics and system calls only, and `errno` left as it was found.
 extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    // SAFETY: the kernel passes a valid `siginfo_t` to an SA_SIGINFO handler.
-    let addr = unsafe { (*info).si_addr() } as usize;
+    // SAFETY: `errno` is this thread's; the kernel passes a valid `siginfo_t` to an
+    // SA_SIGINFO handler.
+    let (errno, code, addr) = unsafe {
+        let errno = *libc::__errno_location();
+        (errno, (*info).si_code, (*info).si_addr() as usize)
+    };
+    // A fault the kernel raised (a signal sent by `kill` has a code of 0 or less, and no
+    // address) inside one of our maps: zeros from the faulting page on.
+    if !(code > 0 && mend(addr)) {
+        pass_on(sig, info, ctx, code);
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+/// Does with a SIGBUS that is not ours what the action before ours would have done.
+fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void, code: i32) {
+    let previous = PREVIOUS.load(Ordering::Acquire);
+    // SAFETY: `previous` was filled by `sigaction` and is never freed; calling the
+    // previous handler the way it was installed is what the kernel would have done.
+    unsafe {
+        let (action, flags) = if previous.is_null() {
+            (libc::SIG_DFL, 0)
+        } else {
+            ((*previous).sa_sigaction, (*previous).sa_flags)
+        };
+        if action == libc::SIG_IGN && code <= 0 {
+            // A sent SIGBUS the process ignored before: still ignored.
+        } else if action == libc::SIG_DFL || action == libc::SIG_IGN {
+            // The default action (a fault cannot be ignored: the access would fault again
+            // for ever): put it back and deliver the signal again. A fault does so by
+            // itself when the access runs again; a sent signal is raised anew.
+            let mut dfl: libc::sigaction = std::mem::zeroed();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            libc::sigemptyset(&mut dfl.sa_mask);
+            libc::sigaction(libc::SIGBUS, &dfl, ptr::null_mut());
+            if code <= 0 {
+                libc::raise(sig);
+            }
+        } else if flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(action);
+            f(sig, info, ctx);
+        } else {
+            let f: extern "C" fn(libc::c_int) = std::mem::transmute(action);
+            f(sig);
+        }
+    }
+}
+
+/// Puts zero pages over a live map from the page holding `addr` to its end, recording the
+/// offset: whether `addr` was in one and the zeros went in.
+fn mend(addr: usize) -> bool {
     let page = PAGE.load(Ordering::Relaxed);
     for e in &LIVE {
-        let start = e.start.load(Ordering::Acquire);
-        let len = e.len.load(Ordering::Acquire);
-        if start == 0 || addr < start || addr - start >= len {
+        let Some((start, len)) = e.snapshot() else {
+            continue;
+        };
+        if addr < start || addr - start >= len {
             continue;
         }
         let at = (addr & !(page - 1)).max(start);
         // Recorded before the zeros go in: a thread that reads them finds the record
-        // when it checks after its scan.
+        // when the reading thread checks before its fold.
         e.fault.fetch_min((at - start) as u64, Ordering::AcqRel);
-        // SAFETY: replaces pages of our own map, from the faulting page to its end, with
-        // fresh zero pages at the same addresses; nothing else lives there.
+        // SAFETY: replaces pages of a live map (its user is the thread that faulted on
+        // it, so it is not dropped meanwhile), from the faulting page to its end, with
+        // fresh zero pages at the same addresses.
         let zeros = unsafe {
             libc::mmap(
                 at as *mut libc::c_void,
@@ -230,37 +335,9 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
                 0,
             )
         };
-        if zeros != libc::MAP_FAILED {
-            return;
-        }
-        break;
+        return zeros != libc::MAP_FAILED;
     }
-    let previous = PREVIOUS.load(Ordering::Acquire);
-    // SAFETY: `previous` was filled by `sigaction` and is never freed; calling the
-    // previous handler the way it was installed is what the kernel would have done.
-    unsafe {
-        if !previous.is_null() {
-            let p = &*previous;
-            let h = p.sa_sigaction;
-            if h != libc::SIG_DFL && h != libc::SIG_IGN {
-                if p.sa_flags & libc::SA_SIGINFO != 0 {
-                    let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
-                        std::mem::transmute(h);
-                    f(sig, info, ctx);
-                } else {
-                    let f: extern "C" fn(libc::c_int) = std::mem::transmute(h);
-                    f(sig);
-                }
-                return;
-            }
-        }
-        // The default action: put it back and return, so the faulting access runs again
-        // and the kernel delivers the signal as if no handler had been there.
-        let mut dfl: libc::sigaction = std::mem::zeroed();
-        dfl.sa_sigaction = libc::SIG_DFL;
-        libc::sigemptyset(&mut dfl.sa_mask);
-        libc::sigaction(libc::SIGBUS, &dfl, ptr::null_mut());
-    }
+    false
 }
 
 #[cfg(test)]
@@ -292,7 +369,8 @@ mod tests {
     /// this test process dies), and the bytes before the cut are still the file's.
     #[test]
     fn a_shrink_while_mapped_reads_zeros_and_is_recorded() {
-        let page = PAGE.load(Ordering::Relaxed).max(4096);
+        assert!(install());
+        let page = PAGE.load(Ordering::Relaxed);
         let bytes: Vec<u8> = (0..(page * 16) as u32)
             .map(|i| b'a' + (i % 26) as u8)
             .collect();
@@ -309,6 +387,27 @@ mod tests {
         assert_eq!(m.sound_below(&f, keep as u64), None);
     }
 
+    /// A thread that blocks SIGBUS gets no map (a fault with the signal blocked kills the
+    /// process whatever the handler), and the same thread gets one again once it does not.
+    #[test]
+    fn no_map_where_sigbus_is_blocked() {
+        let (_t, f) = file_of(b"[]");
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // SAFETY: this test's own thread's mask, set and put back.
+                unsafe {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    libc::sigaddset(&mut set, libc::SIGBUS);
+                    libc::pthread_sigmask(libc::SIG_BLOCK, &set, ptr::null_mut());
+                    assert!(Map::new(&f, 2).is_none());
+                    libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, ptr::null_mut());
+                }
+                assert!(Map::new(&f, 2).is_some());
+            });
+        });
+    }
+
     /// Handing pages back never changes what is read.
     #[test]
     fn released_pages_read_the_same() {
@@ -319,7 +418,11 @@ mod tests {
         let m = Map::new(&f, bytes.len() as u64).unwrap();
         assert_eq!(m.bytes(), &bytes[..]);
         m.release_below(RELEASE_STEP + 12345);
-        assert_eq!(m.released.load(Ordering::Relaxed), RELEASE_STEP + 12288);
+        let page = PAGE.load(Ordering::Relaxed) as u64;
+        assert_eq!(
+            m.released.load(Ordering::Relaxed),
+            (RELEASE_STEP + 12345) / page * page
+        );
         assert_eq!(m.bytes(), &bytes[..]);
     }
 

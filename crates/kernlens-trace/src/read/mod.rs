@@ -33,7 +33,6 @@ mod stream;
 mod zran;
 
 pub(crate) use gzip::Members;
-use map::Map;
 pub(crate) use parallel::Cut;
 use parallel::{Fetch, Plain};
 use pieces::{STREAM_CUT, StreamJob, read_pieces};
@@ -448,9 +447,7 @@ pub(crate) fn read_access<S: Scanner, F: Folder<S>>(
                 read_gzip(file, len, stream, access, folder, log)
             } else {
                 let len = input_limit(len, limits, log);
-                let map = plan.map.then(|| Map::new(&file, len)).flatten();
-                let plain = Plain::file(&file, len, map.as_ref());
-                let head = read_plain(plain, plan, scanner, folder, log);
+                let head = read_plain(Plain::File { file: &file, len }, plan, scanner, folder, log);
                 // A file that grew or shrank after its array was read (a capture still being
                 // written, or replaced): the figures may not describe what is there now.
                 if let Ok(now) = file.metadata().map(|m| m.len())
@@ -702,6 +699,7 @@ fn read_plain<S: Scanner, F: Folder<S>>(
         body,
         threads,
         max_suffix: plan.limits.max_prefix_bytes,
+        map: plan.map,
     };
     parallel::read_array(job, folder, log);
     head
@@ -1063,12 +1061,13 @@ mod tests {
     }
 
     /// A scanner (and fold) that truncates the trace file to `to` bytes at its first sight
-    /// of the region whose bytes hold byte `to`: before scanning it (`in_fold` false) or
-    /// before folding it (true).
+    /// of the region whose bytes hold byte `trigger`: before scanning it (`in_fold` false)
+    /// or before folding it (true).
     struct Shrink<'l> {
         inner: Analyse<'l>,
         file: File,
         to: u64,
+        trigger: u64,
         in_fold: bool,
         done: std::sync::atomic::AtomicBool,
     }
@@ -1076,7 +1075,7 @@ mod tests {
     impl Shrink<'_> {
         fn maybe(&self, at: u64, len: usize, now: bool) {
             if now
-                && (at..at + len as u64).contains(&self.to)
+                && (at..at + len as u64).contains(&self.trigger)
                 && !self.done.swap(true, Ordering::SeqCst)
             {
                 self.file.set_len(self.to).unwrap();
@@ -1130,7 +1129,7 @@ mod tests {
         len: u64,
         map: bool,
         threads: usize,
-        to: Option<(u64, bool)>,
+        to: Option<(u64, u64, bool)>,
     ) -> (Kept, Vec<String>) {
         let file = File::open(path).unwrap();
         let limits = Limits::default();
@@ -1144,8 +1143,9 @@ mod tests {
             stream_cut: STREAM_CUT,
             map,
         };
-        let mapped = map.then(|| Map::new(&file, len).unwrap());
-        let plain = Plain::file(&file, len, mapped.as_ref());
+        // The guard can be had here, so a mapped read does map.
+        assert!(map::Map::new(&file, len).is_some());
+        let plain = Plain::File { file: &file, len };
         let mut feed = Feed::new(None);
         let inner = Analyse {
             limits: &limits,
@@ -1153,11 +1153,12 @@ mod tests {
             observed: feed.observes(),
         };
         let mut log = ErrorLog::default();
-        let (to, in_fold) = to.unwrap_or((u64::MAX, false));
+        let (to, trigger, in_fold) = to.unwrap_or((u64::MAX, u64::MAX, false));
         let shrink = Shrink {
             inner,
             file: std::fs::OpenOptions::new().write(true).open(path).unwrap(),
             to,
+            trigger,
             in_fold,
             done: Default::default(),
         };
@@ -1192,8 +1193,34 @@ mod tests {
             assert!(want.0.0.0 > 500 && want.0.0.0 < whole.0.0.0);
             for threads in [2, 4] {
                 std::fs::write(&path, &t).unwrap();
-                let got = read_shrinking(&path, len, true, threads, Some((to, false)));
+                let got = read_shrinking(&path, len, true, threads, Some((to, to, false)));
                 assert_eq!(std::fs::metadata(&path).unwrap().len(), to);
+                assert_eq!(got, want, "to {to}, {threads} threads");
+            }
+        }
+    }
+
+    /// A mapped file truncated while an earlier region is folded, when the workers may
+    /// already have scanned the regions past the cut from sound bytes: the reading thread
+    /// reads those again rather than fold what the file no longer holds (their names now
+    /// read as zeros from the map), so the result is again a short copied read's.
+    #[test]
+    fn regions_scanned_before_a_shrink_are_read_again_not_folded() {
+        let t = kernels(4000);
+        let len = t.len() as u64;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        let body = "{\"traceEvents\": [".len() as u64;
+        for k in [30, 77, 120] {
+            let to = body + k * 4096 + 2048;
+            std::fs::write(&path, &t[..to as usize]).unwrap();
+            let want = read_shrinking(&path, len, false, 2, None);
+            for threads in [2, 4] {
+                std::fs::write(&path, &t).unwrap();
+                // Truncated as region k - 6 is folded: the workers run up to eight
+                // regions ahead of the fold.
+                let got =
+                    read_shrinking(&path, len, true, threads, Some((to, to - 6 * 4096, true)));
                 assert_eq!(got, want, "to {to}, {threads} threads");
             }
         }
@@ -1212,7 +1239,7 @@ mod tests {
         let whole = read_shrinking(&path, len, true, 2, None);
         for threads in [2, 4] {
             std::fs::write(&path, &t).unwrap();
-            let (got, errors) = read_shrinking(&path, len, true, threads, Some((to, true)));
+            let (got, errors) = read_shrinking(&path, len, true, threads, Some((to, to, true)));
             assert!(
                 errors
                     .iter()

@@ -46,14 +46,6 @@ pub(crate) struct Fetched<'s> {
 }
 
 impl<'a> Plain<'a> {
-    /// A file of `len` bytes, read through `map` where there is one.
-    pub(crate) fn file(file: &'a File, len: u64, map: Option<&'a Map>) -> Plain<'a> {
-        match map {
-            Some(map) => Plain::Mapped { map, file, len },
-            None => Plain::File { file, len },
-        }
-    }
-
     pub(crate) fn len(&self) -> u64 {
         match self {
             Plain::Mem(b) => b.len() as u64,
@@ -387,6 +379,8 @@ pub(crate) struct Job<'p, S> {
     pub(crate) threads: usize,
     /// Bytes of text after the array a folder may ask for.
     pub(crate) max_suffix: usize,
+    /// The workers may read a file through a map ([`super::ReadPlan::map`]).
+    pub(crate) map: bool,
 }
 
 impl<S: Scanner> Job<'_, S> {
@@ -494,6 +488,16 @@ pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
         order.finish(&mut plain, job.max_suffix, false);
         return;
     }
+    // The workers read a file through a map where the plan allows it and the guard can be
+    // had (map.rs); the reading thread's own reads still copy.
+    let map = match plain {
+        Plain::File { file, len } if job.map => Map::new(file, len),
+        _ => None,
+    };
+    if let (Some(map), Plain::File { file, len }) = (&map, plain) {
+        plain = Plain::Mapped { map, file, len };
+    }
+    let job = Job { plain, ..job };
     // Workers read and scan regions into a sliding window of buffers while this thread
     // folds the finished ones in file order (slots.rs says why a window and not batches).
     let slots = Slots::new(threads * PER_THREAD);
@@ -550,11 +554,16 @@ pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
                 if map.sound_below(file, end).is_some() {
                     work.region = None;
                 }
-                let mapped = work.region.is_some();
+                // The worker's result is folded (not read again on this thread).
+                let mapped = work.region.is_some() && work.start == Some(order.expected);
                 order.settle(work, &mut plain);
                 // Folding read the region's bytes (names, texts) from the map: a shrink
-                // meanwhile may have turned some to zeros, so nothing after it is read.
-                if mapped && let Some(cut) = map.sound_below(file, end) {
+                // meanwhile may have turned some to zeros, so nothing after it is read
+                // (unless the fold already ended the read on the shrink).
+                if mapped
+                    && !order.broke
+                    && let Some(cut) = map.sound_below(file, end)
+                {
                     order.log.push(&shrank_while_folded(cut, len, base), 0);
                     order.ended = true;
                     order.broke = true;
