@@ -14,11 +14,13 @@
 //! in errors, never in wrong values; the reading thread, seeing the recorded fault or the
 //! file's new length before it folds the region ([`Map::sound_below`], read/parallel.rs),
 //! reads it again with `pread` up to where the file ends and reports the shrink as a stream
-//! error. A fault at any other address goes to the handler installed before (Rust's own, a
-//! host's, or the default action).
+//! error. Any other SIGBUS (a fault at another address, or a signal sent with `kill`) goes
+//! to the action installed before (Rust's own handler, a host's, or the default).
 //!
-//! Where the guard cannot be set up (no free entry, `mmap` or `sigaction` refused, an
-//! empty file) there is no map and the workers read with `pread` as before.
+//! Where the guard cannot be had (no free entry, `mmap` or `sigaction` refused, an empty
+//! file, another handler installed over ours since, SIGBUS blocked on the calling thread,
+//! whose mask the read's threads inherit) there is no map and the workers read with
+//! `pread` as before.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
