@@ -68,8 +68,10 @@
 //! - `read/mod.rs`: one read of a source, planned once (`ReadPlan`): source dispatch and
 //!   gzip sniffing, the head (`scan::locate_array`), and `Feed`, which holds the fold
 //!   together with the observer and progress sink the reader serves;
-//! - `read/parallel.rs`: a plain input in regions, read with `pread` into reused buffers
-//!   and scanned in parallel, and the in-order check of each region's start guess;
+//! - `read/parallel.rs`: a plain input in regions, scanned in parallel from a guarded map
+//!   (`read/map.rs`: the map and its SIGBUS handler) or read with `pread` into reused
+//!   buffers, and the in-order check of each region's start guess (and, for a map, of
+//!   whether the region is still the file's);
 //!   `read/region.rs`: the element loop over one region, what a worker keeps of it
 //!   (`Scanner`: analysis events, or split's kept text) and its in-order fold (`Folder`);
 //! - `read/pieces.rs`: a gzip input decoded into overlapping pieces for the region workers;
