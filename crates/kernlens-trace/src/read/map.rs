@@ -25,8 +25,8 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::ptr;
-use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// How many maps may be live at once in the process (readers on other threads each hold
 /// one); past it a read copies with `pread`.
@@ -71,8 +71,8 @@ impl Entry {
 }
 
 static LIVE: [Entry; ENTRIES] = [const { Entry::free() }; ENTRIES];
-static INSTALL: Once = Once::new();
-static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// Whether the handler went in (tried once per process).
+static INSTALLED: OnceLock<bool> = OnceLock::new();
 /// The SIGBUS action before ours (null: the default), for faults outside our maps.
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(ptr::null_mut());
 static PAGE: AtomicUsize = AtomicUsize::new(4096);
@@ -210,7 +210,7 @@ fn handler() -> usize {
 
 /// Installs the handler once per process; whether that worked.
 fn install() -> bool {
-    INSTALL.call_once(|| {
+    *INSTALLED.get_or_init(|| {
         // SAFETY: plain libc calls on zeroed, then filled, C structs.
         unsafe {
             let size = libc::sysconf(libc::_SC_PAGESIZE);
@@ -222,7 +222,7 @@ fn install() -> bool {
             let old: *mut libc::sigaction = Box::into_raw(Box::new(std::mem::zeroed()));
             if libc::sigaction(libc::SIGBUS, ptr::null(), old) != 0 {
                 drop(Box::from_raw(old));
-                return;
+                return false;
             }
             PREVIOUS.store(old, Ordering::Release);
             let mut new: libc::sigaction = std::mem::zeroed();
@@ -231,12 +231,9 @@ fn install() -> bool {
             // runs), so a handler before ours that needs it still has it.
             new.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             libc::sigemptyset(&mut new.sa_mask);
-            if libc::sigaction(libc::SIGBUS, &new, ptr::null_mut()) == 0 {
-                INSTALLED.store(true, Ordering::Release);
-            }
+            libc::sigaction(libc::SIGBUS, &new, ptr::null_mut()) == 0
         }
-    });
-    INSTALLED.load(Ordering::Acquire)
+    })
 }
 
 /// Whether a SIGBUS on this thread (and the threads it starts) would reach the handler

@@ -1167,37 +1167,49 @@ mod tests {
         (kept(&feed.fold), log.finish())
     }
 
-    /// A mapped file truncated after its region's pages were found sound and before they
-    /// were scanned (the scan meets zero pages, or SIGBUS turned into zero pages by the
-    /// guard) reads exactly as a copied read of the file already truncated: the events
-    /// before the cut, and the shrink as a stream error.
-    #[test]
-    fn a_mapped_file_that_shrinks_while_read_reads_as_a_short_copy() {
-        let t = kernels(4000);
+    /// Cuts in the middle of region k's own bytes (past the look of region k - 1, before
+    /// the start of region k + 1), so that region k alone holds the cut.
+    fn mid_region_cuts(len: u64) -> impl Iterator<Item = u64> {
+        let body = "{\"traceEvents\": [".len() as u64;
+        [30, 77, 120].into_iter().map(move |k| {
+            let to = body + k * 4096 + 2048;
+            assert!(to < len);
+            to
+        })
+    }
+
+    /// For each cut and 2 and 4 threads: a mapped read of `t` truncated to the cut at the
+    /// region holding `trigger(cut)` (its scan, or its fold when `in_fold`) equals a copied
+    /// read of the file already truncated: the events before the cut, and the shrink as a
+    /// stream error.
+    fn reads_as_a_short_copy(t: &str, trigger: impl Fn(u64) -> u64, in_fold: bool) {
         let len = t.len() as u64;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.json");
-        // Cuts in the middle of region k's own bytes (past the look of region k - 1,
-        // before the start of region k + 1), so that region k alone holds the cut and its
-        // bytes were found sound before the file shrank: its scan meets the zeros.
-        let body = "{\"traceEvents\": [".len() as u64;
-        for k in [30, 77, 120] {
-            let to = body + k * 4096 + 2048;
-            assert!(to < len);
-            std::fs::write(&path, &t).unwrap();
-            let whole = read_shrinking(&path, len, true, 2, None);
-            assert!(whole.1.is_empty(), "{:?}", whole.1);
+        std::fs::write(&path, t).unwrap();
+        let whole = read_shrinking(&path, len, true, 2, None);
+        assert!(whole.1.is_empty(), "{:?}", whole.1);
+        for to in mid_region_cuts(len) {
             std::fs::write(&path, &t[..to as usize]).unwrap();
             let want = read_shrinking(&path, len, false, 2, None);
             assert!(want.1.iter().any(|e| e.contains("shrank")), "{:?}", want.1);
             assert!(want.0.0.0 > 500 && want.0.0.0 < whole.0.0.0);
             for threads in [2, 4] {
-                std::fs::write(&path, &t).unwrap();
-                let got = read_shrinking(&path, len, true, threads, Some((to, to, false)));
+                std::fs::write(&path, t).unwrap();
+                let got =
+                    read_shrinking(&path, len, true, threads, Some((to, trigger(to), in_fold)));
                 assert_eq!(std::fs::metadata(&path).unwrap().len(), to);
                 assert_eq!(got, want, "to {to}, {threads} threads");
             }
         }
+    }
+
+    /// A mapped file truncated after its region's pages were found sound and before they
+    /// were scanned (the scan meets zero pages, or SIGBUS turned into zero pages by the
+    /// guard) reads exactly as a copied read of the file already truncated.
+    #[test]
+    fn a_mapped_file_that_shrinks_while_read_reads_as_a_short_copy() {
+        reads_as_a_short_copy(&kernels(4000), |to| to, false);
     }
 
     /// A mapped file truncated while an earlier region is folded, when the workers may
@@ -1206,24 +1218,9 @@ mod tests {
     /// read as zeros from the map), so the result is again a short copied read's.
     #[test]
     fn regions_scanned_before_a_shrink_are_read_again_not_folded() {
-        let t = kernels(4000);
-        let len = t.len() as u64;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.json");
-        let body = "{\"traceEvents\": [".len() as u64;
-        for k in [30, 77, 120] {
-            let to = body + k * 4096 + 2048;
-            std::fs::write(&path, &t[..to as usize]).unwrap();
-            let want = read_shrinking(&path, len, false, 2, None);
-            for threads in [2, 4] {
-                std::fs::write(&path, &t).unwrap();
-                // Truncated as region k - 6 is folded: the workers run up to eight
-                // regions ahead of the fold.
-                let got =
-                    read_shrinking(&path, len, true, threads, Some((to, to - 6 * 4096, true)));
-                assert_eq!(got, want, "to {to}, {threads} threads");
-            }
-        }
+        // Truncated as region k - 6 is folded: the workers run up to eight regions ahead
+        // of the fold.
+        reads_as_a_short_copy(&kernels(4000), |to| to - 6 * 4096, true);
     }
 
     /// A mapped file truncated while a region is being folded: the fold may have read

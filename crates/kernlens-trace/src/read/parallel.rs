@@ -542,26 +542,26 @@ pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
             in_order(anchors, &rx, |mut work| {
                 let (base, end) = job.bytes_of(i, i + 1 == anchors);
                 i += 1;
-                let Plain::Mapped { map, file, .. } = plain else {
-                    order.settle(work, &mut plain);
-                    gate.folded_one();
-                    order.folder.progress(order.expected.min(len), Some(len));
-                    return !order.ended;
+                let mapped = match plain {
+                    Plain::Mapped { map, file, .. } => Some((map, file)),
+                    _ => None,
                 };
                 // A region whose mapped bytes are no longer all the file's is read again
                 // on this thread with positioned reads, which see where the file ends now.
                 let end = end.min(len);
-                if map.sound_below(file, end).is_some() {
+                if let Some((map, file)) = mapped
+                    && map.sound_below(file, end).is_some()
+                {
                     work.region = None;
                 }
-                // The worker's result is folded (not read again on this thread).
-                let mapped = work.region.is_some() && work.start == Some(order.expected);
+                // The worker's result from the map is folded (not read again here).
+                let folds_map =
+                    mapped.is_some() && work.region.is_some() && work.start == Some(order.expected);
                 order.settle(work, &mut plain);
                 // Folding read the region's bytes (names, texts) from the map: a shrink
                 // meanwhile may have turned some to zeros, so nothing after it is read
                 // (unless the fold already ended the read on the shrink).
-                if mapped
-                    && !order.broke
+                if let Some((map, file)) = mapped.filter(|_| folds_map && !order.broke)
                     && let Some(cut) = map.sound_below(file, end)
                 {
                     order.log.push(&shrank_while_folded(cut, len, base), 0);
@@ -569,7 +569,9 @@ pub(crate) fn read_array<S: Scanner, F: Folder<S>>(
                     order.broke = true;
                 }
                 gate.folded_one();
-                map.release_below(base);
+                if let Some((map, _)) = mapped {
+                    map.release_below(base);
+                }
                 order.folder.progress(order.expected.min(len), Some(len));
                 !order.ended
             });
