@@ -44,6 +44,9 @@
 //!    values, `ph` and `cat` among them, and which member each value is) is kept; a later
 //!    event with the same fixed bytes is read by comparing them 16 at a time and scanning
 //!    only the values (strings, numbers, and lists such as `Input Dims` taken whole).
+//!    What repeats is remembered: a kernel's bytes after its last varying value, list
+//!    texts, and, for events the caller does not keep (a summary's flows), the last two
+//!    of each shape, which a later one matches when only number digits differ.
 //! 2. **The cursor** (`json` module): a small validating byte-by-byte reader. It is the
 //!    reference: shapes give up on anything unusual (escapes, control bytes, an object
 //!    in a list, an event cut short, any error), and the cursor then decides, with every

@@ -30,9 +30,11 @@ use list::raw_end;
 mod hit_rate;
 mod list;
 mod memo;
+mod repeat;
 mod tail;
 
 use memo::Lists;
+use repeat::Repeat;
 use tail::Tail;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
@@ -187,6 +189,9 @@ struct Shape {
     /// The bytes after the last value that varies, remembered per kernel (None when the
     /// shape has too few slots there).
     tail: Option<Box<Tail>>,
+    /// The last event of this shape the caller did not keep, to read the next one by
+    /// (made at the first such event).
+    repeat: Option<Box<Repeat>>,
 
     /// The category every event of this shape has (its `cat` is in the fixed bytes).
     cat: Cat,
@@ -295,10 +300,19 @@ impl Shapes {
         }
         self.skipped = false;
         let (found, lists) = (&mut self.found, &mut self.lists);
+        // An event nobody keeps that repeats the last one of its shape but for digits
+        // needs no slot read (`repeat`).
+        let mut repeated = false;
         let mut hit = self
             .shapes
             .get_mut(guess)
-            .and_then(|shape| shape.read(buf, start, found, lists))
+            .and_then(|shape| {
+                if let Some(end) = shape.repeat.as_deref_mut().and_then(|r| r.read(buf, start)) {
+                    repeated = true;
+                    return Some(end);
+                }
+                shape.read(buf, start, found, lists)
+            })
             .map(|end| (guess, end));
         if hit.is_none() {
             for &k in self.recent.iter().filter(|&&k| k != guess).take(TRIES) {
@@ -332,7 +346,29 @@ impl Shapes {
             }
             None => false,
         };
+        if !kept
+            && !repeated
+            && self
+                .shapes
+                .get(k)
+                .is_some_and(|s| s.repeat.as_deref().is_none_or(|r| r.wants(start)))
+        {
+            self.remember_repeat(k, buf, start, end);
+        }
         Some((kept, end))
+    }
+
+    /// Remembers the event `buf[start..end]` shape `k` just read and the caller did not
+    /// keep, for the next one of the shape to be read by ([`repeat`]).
+    #[inline(never)]
+    fn remember_repeat(&mut self, k: usize, buf: &[u8], start: usize, end: usize) {
+        let (Some(shape), Some(text)) = (self.shapes.get_mut(k), buf.get(start..end)) else {
+            return;
+        };
+        shape
+            .repeat
+            .get_or_insert_with(|| Box::new(Repeat::new()))
+            .remember(text, &shape.slots, &shape.fixed);
     }
 
     /// Forgets which shape follows which (tests read unrelated events one after another).
@@ -769,6 +805,7 @@ impl Shape {
             close_head,
             close_ignore: u32::MAX.checked_shl(close.len() as u32).unwrap_or(0),
             tail,
+            repeat: None,
             strs,
             raws,
             nums: has & !(strs | raws),
@@ -1865,6 +1902,144 @@ mod tests {
                             if want.0.starts_with("Ok") {
                                 shapes.learn(&doc, s, want.1);
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An event nobody keeps: a flow or a CUPTI overhead span, with the values that vary.
+    fn dropped(flow: bool, id: &str, ts: &str, dur: &str) -> String {
+        if flow {
+            format!(
+                r#"{{"ph": "f", "id": {id}, "pid": 0, "tid": 7, "ts": {ts}, "cat": "ac2g", "name": "ac2g", "bp": "e"}}"#
+            )
+        } else {
+            format!(
+                r#"{{"ph": "X", "cat": "overhead", "name": "Command Buffer Full", "pid": -1, "tid": 0, "ts": {ts}, "dur": {dur}}}"#
+            )
+        }
+    }
+
+    /// Repeat reads summed over the learned shapes.
+    fn repeat_tries(shapes: &Shapes) -> u32 {
+        shapes
+            .shapes
+            .iter()
+            .filter_map(|s| s.repeat.as_ref())
+            .map(|r| r.tries())
+            .sum()
+    }
+
+    #[test]
+    fn dropped_events_are_read_as_the_last_ones_with_other_digits() {
+        let mut shapes = Shapes::default();
+        let mut doc = Vec::new();
+        let mut spans = Vec::new();
+        for i in 0..40u64 {
+            // Two layouts in turn (a two- and a three-digit id), then a new one.
+            let id = if i < 30 {
+                ["17", "204"][i as usize % 2]
+            } else {
+                "15"
+            };
+            let ev = dropped(
+                true,
+                id,
+                &format!("{}.{:03}", 5_161_116_000 + i * 7, i * 37 % 1000),
+                "",
+            );
+            let s = doc.len();
+            doc.extend_from_slice(ev.as_bytes());
+            spans.push((s, doc.len()));
+            doc.extend_from_slice(b",\n");
+        }
+        // Damage after the layouts are remembered: a leading zero, a digit where a
+        // string has a letter, a sign or a point moved, a quote: none is read as a repeat.
+        let good = dropped(true, "15", "5161116999.123", "");
+        for bad in [
+            good.replace("5161116999.123", "0161116999.123"),
+            good.replace(r#""ac2g", "name""#, r#""a42g", "name""#),
+            good.replace("999.123", "9991123"),
+            good.replace("999.123", "99.1234"),
+            good.replace("\"id\": 15", "\"id\": 1\""),
+            good.replace("\"id\": 15", "\"id\": -7"),
+            good.replace("\"id\": 15", "\"id\": 05"),
+        ] {
+            let s = doc.len();
+            doc.extend_from_slice(bad.as_bytes());
+            spans.push((s, doc.len()));
+            doc.extend_from_slice(b",\n");
+        }
+        doc.extend_from_slice(&[b' '; 300]);
+        let mut read_by_shape = 0;
+        for &(s, e) in &spans {
+            let want = by_parser(&doc, s, ANALYSIS);
+            match shapes.read(&doc, s, ANALYSIS) {
+                Some((ev, end)) => {
+                    read_by_shape += 1;
+                    assert_eq!(
+                        (format!("{:?}", Ok::<_, ()>(ev)), end),
+                        want,
+                        "{}",
+                        String::from_utf8_lossy(&doc[s..e])
+                    );
+                }
+                None if want.0.starts_with("Ok") => shapes.learn(&doc, s, want.1),
+                None => {}
+            }
+        }
+        // Both layouts were read as repeats after their first sight.
+        assert!(repeat_tries(&shapes) >= 35, "{}", repeat_tries(&shapes));
+        assert!(read_by_shape >= 39);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Whatever digits, lengths and damage follow one another, an event nobody keeps
+        /// is read with the parser's end and outcome, repeats or not.
+        #[test]
+        fn repeats_never_read_what_the_parser_reads_differently(
+            events in proptest::collection::vec(
+                (
+                    proptest::prelude::any::<bool>(),
+                    proptest::sample::select(vec!["7", "17", "0", "204", "-3", "1e2"]),
+                    proptest::sample::select(vec!["5161116323696.891", "5161116323709.883", "5161116323696.89", "0.5", "-12.25"]),
+                    proptest::sample::select(vec!["48.217", "141.272", "1e-3", "12.5E+2", "0", "-0.0"]),
+                    proptest::option::weighted(0.3, (proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<bool>(), proptest::sample::select(b"0123456789-.eE+\",}] x".to_vec()))),
+                ),
+                1..60,
+            ),
+        ) {
+            let mut shapes = Shapes::default();
+            let mut doc = Vec::new();
+            let mut spans = Vec::new();
+            for &(flow, id, ts, dur, damage) in &events {
+                let mut ev = dropped(flow, id, ts, dur).into_bytes();
+                if let Some((at, in_number, byte)) = damage {
+                    // Half the damage lands where the event has a digit (a leading zero, a
+                    // sign or point moved), the other half anywhere.
+                    let digits: Vec<usize> = (0..ev.len()).filter(|&i| ev[i].is_ascii_digit()).collect();
+                    let at = if in_number { digits[at.index(digits.len())] } else { at.index(ev.len()) };
+                    ev[at] = byte;
+                }
+                let s = doc.len();
+                doc.extend_from_slice(&ev);
+                spans.push(s);
+                doc.extend_from_slice(b",\n");
+            }
+            doc.extend_from_slice(&[b' '; 300]);
+            for &s in &spans {
+                let want = by_parser(&doc, s, ANALYSIS);
+                match shapes.read(&doc, s, ANALYSIS) {
+                    Some((ev, end)) => {
+                        proptest::prop_assert_eq!((format!("{:?}", Ok::<_, ()>(ev)), end), want);
+                    }
+                    None => {
+                        if want.0.starts_with("Ok") {
+                            shapes.learn(&doc, s, want.1);
                         }
                     }
                 }
