@@ -9,7 +9,7 @@ use crate::event::{Event, Wanted, parse_event};
 use crate::json::{Cursor, JsonError, match_braces, skip_element, string_end};
 use crate::options::Limits;
 pub(crate) use crate::problem::{ErrorLog, Problem};
-use crate::shape::Shapes;
+use crate::shape::{Shaped, Shapes};
 
 const KEY: &[u8] = b"\"traceEvents\"";
 
@@ -374,6 +374,20 @@ fn keep<'a>(out: &mut impl Put<'a>, ev: Option<Event<'a>>) -> Step {
 /// Where a step writes the event it read.
 pub(crate) trait Put<'a> {
     fn put(&mut self, ev: Event<'a>);
+
+    /// An event a learned shape read: built and [`Put::put`] when `wanted` keeps it
+    /// (whether it was). A writer that needs only some of its values takes them from
+    /// `read` without building the event.
+    #[inline(always)]
+    fn put_shaped(&mut self, read: &Shaped<'_, 'a>, wanted: Wanted) -> bool {
+        match read.event(wanted) {
+            Some(ev) => {
+                self.put(ev);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl<'a> Put<'a> for Vec<Event<'a>> {

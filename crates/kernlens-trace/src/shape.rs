@@ -30,9 +30,11 @@ use list::raw_end;
 mod hit_rate;
 mod list;
 mod memo;
+mod shaped;
 mod tail;
 
 use memo::Lists;
+pub(crate) use shaped::Shaped;
 use tail::Tail;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
@@ -324,14 +326,16 @@ impl Shapes {
         // The recency order serves the tries after a wrong prediction: a correct one
         // leaves it as it is (re-ordering on every event cost more than it saved).
         self.now_reading(k, k != guess);
-        let found = &self.found;
-        let kept = match self.shapes.get(k).and_then(|s| s.event(found, buf, wanted)) {
-            Some(ev) => {
-                out.put(ev);
-                true
-            }
-            None => false,
-        };
+        let kept = self.shapes.get(k).is_some_and(|shape| {
+            out.put_shaped(
+                &Shaped {
+                    shape,
+                    f: &self.found,
+                    buf,
+                },
+                wanted,
+            )
+        });
         Some((kept, end))
     }
 

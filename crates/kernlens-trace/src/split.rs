@@ -20,7 +20,7 @@ use crate::event::{Cat, Event, Wanted, keeps_cat};
 use crate::gpu::GpuRecs;
 use crate::graph;
 use crate::intern::{Map, Set};
-use crate::json::Cursor;
+use crate::json::{Cursor, RawStr};
 use crate::observe::ProgressSink;
 use crate::options::{Limits, TimeWindow, WindowMode};
 use crate::problem::ErrorLog;
@@ -29,6 +29,7 @@ use crate::read::{
 };
 use crate::report::{ChunkWindow, GraphCoverage, us};
 use crate::scan::Put;
+use crate::shape::Shaped;
 use crate::source::{Input, TraceSource};
 use crate::window;
 
@@ -506,6 +507,7 @@ impl Counts {
 
 /// The value that decides whether split keeps an event (trace.md "Split" 1): the keep
 /// rule and the first pass's survey both read it from here, so they cannot disagree.
+#[cfg_attr(test, derive(Debug, PartialEq, Eq))]
 enum Link {
     /// A `ph: M` event: always kept.
     Meta,
@@ -522,20 +524,97 @@ enum Link {
 }
 
 impl Link {
-    fn of(ev: &Event<'_>) -> Link {
-        if ev.ph_m {
+    fn of<'a>(ev: &impl Linked<'a>) -> Link {
+        if ev.ph_m() {
             return Link::Meta;
         }
-        let id = match ev.cat {
-            Cat::Kernel | Cat::Memcpy | Cat::Memset | Cat::GpuUserAnnotation if ev.ph_x => {
-                return Link::Gpu(ev.ts);
+        let id = match ev.cat() {
+            Cat::Kernel | Cat::Memcpy | Cat::Memset | Cat::GpuUserAnnotation if ev.ph_x() => {
+                return Link::Gpu(ev.ts());
             }
-            Cat::Runtime | Cat::Driver => ev.args.correlation.map(Link::Launch),
-            Cat::CpuOp | Cat::UserAnnotation => ev.args.external_id.map(Link::Cpu),
-            Cat::Flow => ev.id.map(Link::Flow),
+            Cat::Runtime | Cat::Driver => ev.correlation().map(Link::Launch),
+            Cat::CpuOp | Cat::UserAnnotation => ev.external_id().map(Link::Cpu),
+            Cat::Flow => ev.id().map(Link::Flow),
             _ => None,
         };
         id.unwrap_or(Link::Dropped)
+    }
+}
+
+/// The members of an event that [`Link::of`] and [`Keep::keep`] read: of an event built,
+/// or of one a learned shape read, which decodes only the members asked for (most events
+/// of a trace are never built by split: flows, and every event the second pass reads).
+trait Linked<'a> {
+    fn ph_m(&self) -> bool;
+    fn ph_x(&self) -> bool;
+    fn cat(&self) -> Cat;
+    fn ts(&self) -> i64;
+    fn correlation(&self) -> Option<i64>;
+    fn external_id(&self) -> Option<i64>;
+    fn id(&self) -> Option<i64>;
+    fn name(&self) -> RawStr<'a>;
+}
+
+impl<'a> Linked<'a> for Event<'a> {
+    fn ph_m(&self) -> bool {
+        self.ph_m
+    }
+    fn ph_x(&self) -> bool {
+        self.ph_x
+    }
+    fn cat(&self) -> Cat {
+        self.cat
+    }
+    fn ts(&self) -> i64 {
+        self.ts
+    }
+    fn correlation(&self) -> Option<i64> {
+        self.args.correlation
+    }
+    fn external_id(&self) -> Option<i64> {
+        self.args.external_id
+    }
+    fn id(&self) -> Option<i64> {
+        self.id
+    }
+    fn name(&self) -> RawStr<'a> {
+        self.name
+    }
+}
+
+/// Each member decoded from the shape's byte ranges as [`Shaped::event`] decodes it.
+impl<'a> Linked<'a> for Shaped<'_, 'a> {
+    #[inline(always)]
+    fn ph_m(&self) -> bool {
+        Shaped::ph_m(self)
+    }
+    #[inline(always)]
+    fn ph_x(&self) -> bool {
+        Shaped::ph_x(self)
+    }
+    #[inline(always)]
+    fn cat(&self) -> Cat {
+        Shaped::cat(self)
+    }
+    #[inline(always)]
+    fn ts(&self) -> i64 {
+        Shaped::ts(self)
+    }
+    #[inline(always)]
+    fn correlation(&self) -> Option<i64> {
+        Shaped::correlation(self)
+    }
+    #[inline(always)]
+    fn external_id(&self) -> Option<i64> {
+        Shaped::external_id(self)
+    }
+    #[inline(always)]
+    fn id(&self) -> Option<i64> {
+        Shaped::id(self)
+    }
+    #[inline(always)]
+    fn name(&self) -> RawStr<'a> {
+        Shaped::name(self)
     }
 }
 
@@ -567,7 +646,8 @@ impl Keep {
     }
 
     /// Whether `ev` goes into the chunk, counted in `r` when it does.
-    fn keep(&self, ev: &Event<'_>, r: &mut Counts) -> bool {
+    #[inline(always)]
+    fn keep<'a>(&self, ev: &impl Linked<'a>, r: &mut Counts) -> bool {
         match Link::of(ev) {
             Link::Meta => {
                 r.metadata_events += 1;
@@ -582,7 +662,7 @@ impl Keep {
                 let keep = self.corrs.contains(&k);
                 if keep {
                     r.launch_events += 1;
-                    let graph = crate::graph::is_graph_launch(ev.name.decode().as_bytes());
+                    let graph = crate::graph::is_graph_launch(ev.name().decode().as_bytes());
                     r.graph_launch_events += u64::from(graph);
                 }
                 keep
@@ -639,12 +719,10 @@ impl Keep {
         nothing_kept.then_some(survey)
     }
 
-    /// Takes event `raw` into `kept` when the chunk keeps it.
-    fn take(&self, ev: Option<Event<'_>>, raw: &[u8], kept: &mut Kept) {
+    /// Counts event `raw` read, and takes it into `kept` when [`Keep::keep`] said `take`.
+    fn take(take: bool, raw: &[u8], kept: &mut Kept) {
         kept.counts.events_read += 1;
-        if let Some(ev) = ev
-            && self.keep(&ev, &mut kept.counts)
-        {
+        if take {
             kept.text.extend_from_slice(SEPARATOR);
             kept.text.extend_from_slice(raw);
             kept.counts.events_written += 1;
@@ -676,22 +754,37 @@ struct Kept {
     walked: Walked,
 }
 
-/// A region being read by the second pass's element loop.
-struct Picking<'k, 'a> {
+/// A region being read by the second pass's element loop. The step hands it each event
+/// (as [`Put`]), which it decides on at once: an event a shape read is never built, only
+/// the members [`Keep::keep`] reads are decoded.
+struct Picking<'k> {
     keep: &'k Keep,
-    one: Option<Event<'a>>,
+    /// The chunk keeps the event being read.
+    take: bool,
     kept: Kept,
 }
 
-impl<'a> Elements<'a> for Picking<'_, 'a> {
-    type Put = Option<Event<'a>>;
+impl<'a> Put<'a> for Picking<'_> {
+    fn put(&mut self, ev: Event<'a>) {
+        self.take = self.keep.keep(&ev, &mut self.kept.counts);
+    }
 
-    fn put(&mut self) -> &mut Option<Event<'a>> {
-        &mut self.one
+    #[inline(always)]
+    fn put_shaped(&mut self, read: &Shaped<'_, 'a>, _wanted: Wanted) -> bool {
+        self.take = self.keep.keep(read, &mut self.kept.counts);
+        true
+    }
+}
+
+impl<'a> Elements<'a> for Picking<'_> {
+    type Put = Self;
+
+    fn put(&mut self) -> &mut Self {
+        self
     }
 
     fn event(&mut self, _kept: bool, raw: &'a [u8]) {
-        self.keep.take(self.one.take(), raw, &mut self.kept);
+        Keep::take(std::mem::take(&mut self.take), raw, &mut self.kept);
     }
 }
 
@@ -730,7 +823,7 @@ impl Scanner for Chunker<'_> {
         }
         let mut p = Picking {
             keep: self.keep,
-            one: None,
+            take: false,
             kept: Kept::default(),
         };
         let s = read::walk(span, self.limits, EVERY_EVENT, &mut p);
@@ -840,8 +933,10 @@ impl Survey {
         }
     }
 
-    fn note(&mut self, ev: Option<&Event<'_>>) {
-        match ev.map(Link::of) {
+    /// Notes an event's link (None: an element that could not be read).
+    #[inline(always)]
+    fn note(&mut self, link: Option<Link>) {
+        match link {
             Some(Link::Meta) | None => self.meta = true,
             Some(Link::Gpu(ts)) => self.gpu.add(ts),
             Some(Link::Launch(k)) => self.launch.add(k),
@@ -860,7 +955,9 @@ struct Surveyor<'l> {
 
 /// A region being read by the first pass's element loop. The step writes each event to
 /// it (as [`Put`]), which surveys it and hands it to the region when analysis wants it:
-/// no copy of the ~320-byte event through an `Option` first.
+/// no copy of the ~320-byte event through an `Option` first. An event a shape read is
+/// built only when analysis wants it (a summary builds no more): the survey decodes the
+/// one member it needs of the others (flows, `Cat::Other`).
 struct Surveying<'r, 'a> {
     region: &'r mut Region<'a>,
     analysis: Wanted,
@@ -874,11 +971,25 @@ impl<'a> Put<'a> for Surveying<'_, 'a> {
     #[inline(always)]
     fn put(&mut self, ev: Event<'a>) {
         self.got = true;
-        self.survey.note(Some(&ev));
+        self.survey.note(Some(Link::of(&ev)));
         if keeps_cat(ev.cat, ev.ph_x, self.analysis) {
             self.region.push(ev);
             self.kept = true;
         }
+    }
+
+    #[inline(always)]
+    fn put_shaped(&mut self, read: &Shaped<'_, 'a>, _wanted: Wanted) -> bool {
+        self.got = true;
+        match read.event(self.analysis) {
+            Some(ev) => {
+                self.survey.note(Some(Link::of(&ev)));
+                self.region.push(ev);
+                self.kept = true;
+            }
+            None => self.survey.note(Some(Link::of(read))),
+        }
+        self.kept
     }
 }
 
@@ -1169,7 +1280,8 @@ mod tests {
 
         fn event(&mut self, ev: Option<Event<'_>>, raw: &[u8]) {
             let mut kept = Kept::default();
-            self.keep.take(ev, raw, &mut kept);
+            let take = ev.is_some_and(|ev| self.keep.keep(&ev, &mut kept.counts));
+            Keep::take(take, raw, &mut kept);
             self.sink.kept(&kept.text, &kept.counts);
         }
 
@@ -1715,5 +1827,111 @@ mod tests {
         // The first read reaches half way, the second the end.
         assert!(reports.iter().any(|&(d, _)| d == stored), "{reports:?}");
         assert_eq!(reports.last().map(|r| r.0), Some(2 * stored));
+    }
+
+    /// What the walk hands over for each event: the link (and name) taken from a shape's
+    /// read or from the event the cursor built, and how many came from shapes.
+    #[derive(Default)]
+    struct Probe {
+        seen: Option<Members>,
+        shaped: u64,
+        links: Vec<Members>,
+    }
+
+    /// What [`Keep::keep`] reads of an event: its link, and its name as text and escaped.
+    type Members = (Link, Vec<u8>, bool);
+
+    fn kept_members<'a>(ev: &impl Linked<'a>) -> Members {
+        let name = ev.name();
+        (Link::of(ev), name.raw.to_vec(), name.escaped)
+    }
+
+    impl<'a> Put<'a> for Probe {
+        fn put(&mut self, ev: Event<'a>) {
+            self.seen = Some(kept_members(&ev));
+        }
+
+        fn put_shaped(&mut self, read: &Shaped<'_, 'a>, _wanted: Wanted) -> bool {
+            self.shaped += 1;
+            self.seen = Some(kept_members(read));
+            true
+        }
+    }
+
+    impl<'a> Elements<'a> for Probe {
+        type Put = Self;
+
+        fn put(&mut self) -> &mut Self {
+            self
+        }
+
+        fn event(&mut self, _kept: bool, _raw: &'a [u8]) {
+            let seen = self.seen.take().expect("every event is handed over");
+            self.links.push(seen);
+        }
+    }
+
+    /// The link (and name) split decides on, taken from a shape's read without building
+    /// the event, is [`Link::of`] of the event the parser builds, for every event of every
+    /// fixture trace (most of them read by shapes: the count is checked, so the test
+    /// cannot pass by never taking the fast path).
+    #[test]
+    fn links_read_by_shapes_are_the_parsers_links() {
+        let limits = Limits::default();
+        let mut traces: Vec<_> = std::fs::read_dir(fixture(""))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+            .collect();
+        traces.sort();
+        assert!(traces.len() >= 8, "{traces:?}");
+        for path in traces {
+            let doc = gunzip(&std::fs::read(&path).unwrap());
+            let crate::scan::Located::Array { body, form, .. } =
+                crate::scan::locate_array(&doc, true, &limits)
+            else {
+                panic!("{path:?}: no array");
+            };
+            let mut probe = Probe::default();
+            let span = Span {
+                buf: &doc,
+                at: 0,
+                start: body,
+                stop: doc.len(),
+                tail: Tail::Eof,
+                broken: None,
+                form,
+            };
+            let walked = read::walk(span, &limits, EVERY_EVENT, &mut probe);
+            assert!(walked.out.problems.is_empty(), "{path:?}");
+            // The parser's events, one by one from the array's start.
+            let (mut pos, mut stack, mut n) = (body, Vec::new(), 0);
+            loop {
+                while matches!(doc.get(pos), Some(b' ' | b'\n' | b'\r' | b'\t' | b',')) {
+                    pos += 1;
+                }
+                if doc.get(pos) != Some(&b'{') {
+                    break;
+                }
+                let mut c = Cursor::new(&doc, pos);
+                let ev = crate::event::parse_event(&mut c, &mut stack, EVERY_EVENT)
+                    .unwrap()
+                    .unwrap();
+                pos = c.i;
+                assert!(
+                    probe.links.get(n) == Some(&kept_members(&ev)),
+                    "{path:?} event {n}: {:?} vs {:?}",
+                    probe.links.get(n),
+                    kept_members(&ev)
+                );
+                n += 1;
+            }
+            assert_eq!(n, probe.links.len(), "{path:?}");
+            assert!(
+                probe.shaped * 10 > n as u64 * 9,
+                "{path:?}: {} of {n}",
+                probe.shaped
+            );
+        }
     }
 }
