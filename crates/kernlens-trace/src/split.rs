@@ -226,7 +226,10 @@ fn split_inner(
         opts,
         progress,
         &read::ReadPlan::new(&opts.limits, None).mapped(opts.map_files),
-        Second::Regions { skip: true },
+        Second::Regions {
+            skip: true,
+            block: BLOCK_EVENTS,
+        },
     )
     .map(|(report, ..)| report)
 }
@@ -235,16 +238,17 @@ fn split_inner(
 #[derive(Clone, Copy)]
 enum Second {
     /// On the region workers, as the first pass does; `skip`: scans the first pass proved
-    /// keep nothing are not parsed again.
-    Regions { skip: bool },
+    /// keep nothing are not parsed again, nor the blocks of `block` events of the others
+    /// that it proved keep nothing.
+    Regions { skip: bool, block: usize },
     /// Element by element on one thread: the reference the tests hold the workers to.
     #[cfg(test)]
     Sequential,
 }
 
 /// [`split_inner`] with both reads done as `plan` says (tests vary the threads and cuts),
-/// how many of the second pass's scans were not parsed, and how many gzip pieces it did
-/// not decode.
+/// how many of the second pass's scans were not parsed, how many gzip pieces it did not
+/// decode, and how many blocks of the scans it parsed it did not.
 fn split_planned(
     source: &TraceSource,
     mode: &WindowMode,
@@ -253,7 +257,7 @@ fn split_planned(
     progress: Option<&mut dyn ProgressSink>,
     plan: &read::ReadPlan<'_>,
     second: Second,
-) -> Result<(SplitReport, u64, u64), TraceError> {
+) -> Result<(SplitReport, u64, u64, u64), TraceError> {
     if matches!(source.input, Input::Reader(_)) {
         return Err(TraceError::NotSeekable {
             label: source.file().to_string(),
@@ -270,7 +274,12 @@ fn split_planned(
     let before = Stamp::of(source);
     // A shrink while the first pass reads through a map changes the file's stamp, so the
     // second pass then parses every scan (below) and reports it.
-    let (provenance, mut surveys, trail) = first_pass(source, plan, &mut collector)?;
+    let block = match second {
+        Second::Regions { block, .. } => block,
+        #[cfg(test)]
+        Second::Sequential => BLOCK_EVENTS,
+    };
+    let (provenance, mut surveys, trail) = first_pass(source, plan, block, &mut collector)?;
     let c = collector.fold.finish();
     let window = match *mode {
         WindowMode::Explicit(w) => w,
@@ -316,7 +325,7 @@ fn split_planned(
 
     // A file rewritten since the first pass: what it learned may not describe the bytes
     // there now, so every scan is parsed (the chunk is what a read of the new bytes keeps).
-    if matches!(second, Second::Regions { skip: false }) || Stamp::of(source) != before {
+    if matches!(second, Second::Regions { skip: false, .. }) || Stamp::of(source) != before {
         surveys.clear();
     }
     // A gzip source's access points skip what the surveys let the second pass skip: with
@@ -347,7 +356,10 @@ fn split_planned(
     report.stream_errors = log.finish();
     let skipped = keep.skipped.load(std::sync::atomic::Ordering::Relaxed);
     let hollow = keep.hollow.load(std::sync::atomic::Ordering::Relaxed);
-    Ok((report, skipped, hollow))
+    let blocks = keep
+        .blocks_skipped
+        .load(std::sync::atomic::Ordering::Relaxed);
+    Ok((report, skipped, hollow, blocks))
 }
 
 /// What the first pass hands the second: the provenance, the surveys, and a gzip
@@ -359,10 +371,12 @@ type FirstPass = (
 );
 
 /// The first pass: the analysis read (window, links, provenance), surveying each scan and
-/// recording a gzip source's access points.
+/// recording a gzip source's access points; each scan's survey holds blocks of `block`
+/// events.
 fn first_pass(
     source: &TraceSource,
     plan: &read::ReadPlan<'_>,
+    block: usize,
     feed: &mut Feed<'_>,
 ) -> Result<FirstPass, TraceError> {
     let scanner = Surveyor {
@@ -371,6 +385,7 @@ fn first_pass(
             wanted: feed.wanted(),
             observed: false,
         },
+        block,
     };
     let mut folder = Surveyed {
         feed,
@@ -474,9 +489,11 @@ struct Keep {
     /// The same by where their bytes are (`None`: two scans there), for a region
     /// that need not even be read.
     places: Map<(u64, usize, bool), Option<ScanKey>>,
-    /// Scans not parsed again, and gzip pieces not decoded (the tests read them).
+    /// Scans not parsed again, gzip pieces not decoded, and blocks of parsed scans not
+    /// parsed (the tests read them).
     skipped: std::sync::atomic::AtomicU64,
     hollow: std::sync::atomic::AtomicU64,
+    blocks_skipped: std::sync::atomic::AtomicU64,
 }
 
 /// What a split read and kept, by kind.
@@ -642,6 +659,7 @@ impl Keep {
             surveys,
             skipped: std::sync::atomic::AtomicU64::new(0),
             hollow: std::sync::atomic::AtomicU64::new(0),
+            blocks_skipped: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -704,6 +722,11 @@ impl Keep {
     /// The survey of the scan `key` when it proves that no event there is kept.
     fn proves_nothing(&self, key: &ScanKey) -> Option<&Survey> {
         let survey = self.surveys.get(key)?;
+        self.keeps_none(&survey.bounds).then_some(survey)
+    }
+
+    /// Whether no event within `b` can be kept.
+    fn keeps_none(&self, b: &Bounds) -> bool {
         let none_in = |sorted: &[i64], r: Range| {
             r.is_empty() || {
                 let i = sorted.partition_point(|&v| v < r.lo);
@@ -711,12 +734,11 @@ impl Keep {
             }
         };
         let (start, end) = (self.window.start_ns(), self.window.end_ns());
-        let nothing_kept = !survey.meta
-            && (survey.gpu.is_empty() || survey.gpu.hi < start || survey.gpu.lo >= end)
-            && none_in(&self.corrs_sorted, survey.launch)
-            && none_in(&self.corrs_sorted, survey.flow)
-            && none_in(&self.exts_sorted, survey.cpu);
-        nothing_kept.then_some(survey)
+        !b.meta
+            && (b.gpu.is_empty() || b.gpu.hi < start || b.gpu.lo >= end)
+            && none_in(&self.corrs_sorted, b.launch)
+            && none_in(&self.corrs_sorted, b.flow)
+            && none_in(&self.exts_sorted, b.cpu)
     }
 
     /// Counts event `raw` read, and takes it into `kept` when [`Keep::keep`] said `take`.
@@ -826,6 +848,12 @@ impl Scanner for Chunker<'_> {
             take: false,
             kept: Kept::default(),
         };
+        let blocks = ScanKey::of(&span)
+            .and_then(|key| self.keep.surveys.get(&key))
+            .filter(|s| !s.blocks.is_empty());
+        if let Some(survey) = blocks {
+            return self.scan_blocks(span, survey, p);
+        }
         let s = read::walk(span, self.limits, EVERY_EVENT, &mut p);
         p.kept.walked = s.out;
         Scanned {
@@ -834,6 +862,58 @@ impl Scanner for Chunker<'_> {
             ended: s.ended,
             clean: s.clean,
             broke: s.broke,
+        }
+    }
+}
+
+impl Chunker<'_> {
+    /// A scan the first pass surveyed by blocks: the blocks whose bounds prove that none of
+    /// their events is kept are counted, not parsed; each other one is walked from its
+    /// first event to the next block's (the last to the scan's stop, so the scan ends as a
+    /// walk of it all ends). The survey was made of a clean walk of these same bytes, so
+    /// the blocks' walks read the events it read, without problems.
+    fn scan_blocks<'a>(
+        &self,
+        span: Span<'a, '_>,
+        survey: &Survey,
+        mut p: Picking<'_>,
+    ) -> Scanned<Kept> {
+        let mut end = (survey.next, survey.ended, survey.clean);
+        let mut skipped = 0;
+        for (i, b) in survey.blocks.iter().enumerate() {
+            if self.keep.keeps_none(&b.bounds) {
+                p.kept.counts.events_read += b.count;
+                p.kept.walked.count += b.count;
+                skipped += 1;
+                continue;
+            }
+            let last = i + 1 == survey.blocks.len();
+            let part = Span {
+                buf: span.buf,
+                at: span.at,
+                start: b.at,
+                stop: survey.blocks.get(i + 1).map_or(span.stop, |n| n.at),
+                tail: span.tail,
+                broken: span.broken,
+                form: span.form,
+            };
+            let s = read::walk(part, self.limits, EVERY_EVENT, &mut p);
+            debug_assert!(s.out.problems.is_empty() && s.out.count == b.count);
+            p.kept.walked.count += s.out.count;
+            if last {
+                end = (s.next, s.ended, s.clean);
+            }
+        }
+        self.keep
+            .blocks_skipped
+            .fetch_add(skipped, std::sync::atomic::Ordering::Relaxed);
+        let (next, ended, clean) = end;
+        Scanned {
+            out: p.kept,
+            next,
+            ended,
+            clean,
+            broke: false,
         }
     }
 }
@@ -894,20 +974,71 @@ impl Range {
     }
 }
 
+/// Bounds on what could make the second pass keep one of a run of events ([`Link`]).
+#[derive(Default, Clone, Copy)]
+struct Bounds {
+    /// A metadata event, or an element the survey could not read: the run is parsed.
+    meta: bool,
+    gpu: Range,
+    launch: Range,
+    cpu: Range,
+    flow: Range,
+}
+
+impl Bounds {
+    /// Notes an event's link (None: an element that could not be read).
+    #[inline(always)]
+    fn note(&mut self, link: Option<Link>) {
+        match link {
+            Some(Link::Meta) | None => self.meta = true,
+            Some(Link::Gpu(ts)) => self.gpu.add(ts),
+            Some(Link::Launch(k)) => self.launch.add(k),
+            Some(Link::Cpu(x)) => self.cpu.add(x),
+            Some(Link::Flow(k)) => self.flow.add(k),
+            Some(Link::Dropped) => {}
+        }
+    }
+
+    /// Widens these bounds to hold `o`'s too.
+    fn join(&mut self, o: &Bounds) {
+        self.meta |= o.meta;
+        for (r, o) in [
+            (&mut self.gpu, o.gpu),
+            (&mut self.launch, o.launch),
+            (&mut self.cpu, o.cpu),
+            (&mut self.flow, o.flow),
+        ] {
+            r.lo = r.lo.min(o.lo);
+            r.hi = r.hi.max(o.hi);
+        }
+    }
+}
+
+/// Events a surveyed block holds ([`Block`]): a 2 MiB scan of a graph capture holds
+/// ~8,000, so a scan the window's edge cuts is parsed again ~1/30 at a time.
+const BLOCK_EVENTS: usize = 256;
+
+/// A run of consecutive events of a clean scan, which the second pass skips on its own
+/// when its bounds prove that none of them is kept: where its first event starts in the
+/// scan's bytes, and how many it holds.
+#[derive(Default, Clone)]
+struct Block {
+    at: usize,
+    count: u64,
+    bounds: Bounds,
+}
+
 /// One clean scan of the first pass: how it ended, how many events it read, and bounds
-/// on what could make the second pass keep one of them ([`Link`]).
+/// on what could make the second pass keep one of them ([`Link`]), for the whole scan
+/// and by [`Block`] (none when it holds one block or less).
 #[derive(Default, Clone)]
 struct Survey {
     count: u64,
     next: usize,
     ended: bool,
     clean: bool,
-    /// A metadata event, or an element the survey could not read: the scan is parsed.
-    meta: bool,
-    gpu: Range,
-    launch: Range,
-    cpu: Range,
-    flow: Range,
+    bounds: Bounds,
+    blocks: Vec<Block>,
 }
 
 impl Survey {
@@ -932,25 +1063,14 @@ impl Survey {
             broke: false,
         }
     }
-
-    /// Notes an event's link (None: an element that could not be read).
-    #[inline(always)]
-    fn note(&mut self, link: Option<Link>) {
-        match link {
-            Some(Link::Meta) | None => self.meta = true,
-            Some(Link::Gpu(ts)) => self.gpu.add(ts),
-            Some(Link::Launch(k)) => self.launch.add(k),
-            Some(Link::Cpu(x)) => self.cpu.add(x),
-            Some(Link::Flow(k)) => self.flow.add(k),
-            Some(Link::Dropped) => {}
-        }
-    }
 }
 
 /// The first pass's scanner: analysis's, parsing every event (as the second pass does)
 /// so that each scan can be surveyed, and handing analysis only the events it wants.
 struct Surveyor<'l> {
     analyse: Analyse<'l>,
+    /// Events per [`Block`].
+    block: usize,
 }
 
 /// A region being read by the first pass's element loop. The step writes each event to
@@ -961,17 +1081,43 @@ struct Surveyor<'l> {
 struct Surveying<'r, 'a> {
     region: &'r mut Region<'a>,
     analysis: Wanted,
-    survey: Survey,
+    /// The scan's bytes, where its blocks' offsets are taken.
+    buf: &'a [u8],
+    /// The block being read (the event being read is noted in its bounds), and those read.
+    open: Block,
+    blocks: Vec<Block>,
+    block: usize,
     /// The step wrote the event being read, and the region took it.
     got: bool,
     kept: bool,
+}
+
+impl Surveying<'_, '_> {
+    /// The scan's survey (its walk's counts and end to be filled in).
+    fn survey(mut self) -> Survey {
+        if self.open.count > 0 {
+            self.blocks.push(self.open);
+        }
+        let mut bounds = Bounds::default();
+        for b in &self.blocks {
+            bounds.join(&b.bounds);
+        }
+        if self.blocks.len() < 2 {
+            self.blocks = Vec::new();
+        }
+        Survey {
+            bounds,
+            blocks: self.blocks,
+            ..Survey::default()
+        }
+    }
 }
 
 impl<'a> Put<'a> for Surveying<'_, 'a> {
     #[inline(always)]
     fn put(&mut self, ev: Event<'a>) {
         self.got = true;
-        self.survey.note(Some(Link::of(&ev)));
+        self.open.bounds.note(Some(Link::of(&ev)));
         if keeps_cat(ev.cat, ev.ph_x, self.analysis) {
             self.region.push(ev);
             self.kept = true;
@@ -983,11 +1129,11 @@ impl<'a> Put<'a> for Surveying<'_, 'a> {
         self.got = true;
         match read.event(self.analysis) {
             Some(ev) => {
-                self.survey.note(Some(Link::of(&ev)));
+                self.open.bounds.note(Some(Link::of(&ev)));
                 self.region.push(ev);
                 self.kept = true;
             }
-            None => self.survey.note(Some(Link::of(read))),
+            None => self.open.bounds.note(Some(Link::of(read))),
         }
         self.kept
     }
@@ -1002,7 +1148,20 @@ impl<'a> Elements<'a> for Surveying<'_, 'a> {
 
     fn event(&mut self, _kept: bool, raw: &'a [u8]) {
         if !self.got {
-            self.survey.note(None);
+            self.open.bounds.note(None);
+        }
+        if self.open.count == 0 {
+            // `raw` lies in the scan's bytes (the walk takes it from them).
+            self.open.at = (raw.as_ptr() as usize).wrapping_sub(self.buf.as_ptr() as usize);
+            debug_assert!(
+                self.buf
+                    .get(self.open.at..)
+                    .is_some_and(|b| b.starts_with(raw))
+            );
+        }
+        self.open.count += 1;
+        if self.open.count == self.block as u64 {
+            self.blocks.push(std::mem::take(&mut self.open));
         }
         self.region.event(self.kept, raw);
         self.got = false;
@@ -1019,12 +1178,15 @@ impl Scanner for Surveyor<'_> {
         let mut e = Surveying {
             region: &mut region,
             analysis: self.analyse.wanted,
-            survey: Survey::default(),
+            buf: span.buf,
+            open: Block::default(),
+            blocks: Vec::new(),
+            block: self.block,
             got: false,
             kept: false,
         };
         let s = read::walk(span, self.analyse.limits, EVERY_EVENT, &mut e);
-        let survey = e.survey;
+        let survey = e.survey();
         // A scan that met any problem is always parsed again, so its errors are reported
         // by the second pass exactly as they would be.
         let survey = key
@@ -1262,6 +1424,18 @@ mod tests {
     use crate::read::{Cut, ReadPlan, StreamSink};
     use crate::test_files::{fixture, gunzip, gzip_at};
 
+    /// The second pass skipping what the first proved keeps nothing, by scans and by blocks
+    /// of 7 events (so that the small scans of the tests hold several).
+    const SKIPPING: Second = Second::Regions {
+        skip: true,
+        block: 7,
+    };
+    /// The second pass parsing every scan.
+    const PARSING: Second = Second::Regions {
+        skip: false,
+        block: BLOCK_EVENTS,
+    };
+
     /// The second pass as it was before it moved to the region workers: one thread,
     /// element by element, through the sequential stream reader.
     struct OneByOne<'s, 'k, 'p, W: Write> {
@@ -1352,10 +1526,20 @@ mod tests {
         plan: &ReadPlan<'_>,
         second: Second,
     ) -> Result<(Written, u64, u64), String> {
+        chunk_blocks(source, mode, plan, second).map(|(c, skipped, hollow, _)| (c, skipped, hollow))
+    }
+
+    /// [`chunk_hollow`], and how many blocks of the scans it parsed the second pass did not.
+    fn chunk_blocks(
+        source: &TraceSource,
+        mode: &WindowMode,
+        plan: &ReadPlan<'_>,
+        second: Second,
+    ) -> Result<(Written, u64, u64, u64), String> {
         let mut out = Vec::new();
         let opts = SplitOptions::default();
         split_planned(source, mode, &mut out, &opts, None, plan, second)
-            .map(|(r, skipped, hollow)| ((out, r), skipped, hollow))
+            .map(|(r, skipped, hollow, blocks)| ((out, r), skipped, hollow, blocks))
             .map_err(|e| e.to_string())
     }
 
@@ -1429,7 +1613,7 @@ mod tests {
                             };
                             // Skipping as split does (the next test holds skipping to
                             // parsing every scan).
-                            let second = Second::Regions { skip: true };
+                            let second = SKIPPING;
                             let got = chunk(&source, &mode, &plan, second).unwrap();
                             assert!(
                                 got == want,
@@ -1486,7 +1670,7 @@ mod tests {
                 &TraceSource::from_bytes("t.json", plain.clone()),
                 &WindowMode::Full,
                 &ReadPlan::new(&limits, Some(1)),
-                Second::Regions { skip: false },
+                PARSING,
             )
             .unwrap();
             let (start_us, end_us) = (full.1.window.start_us, full.1.window.end_us);
@@ -1535,13 +1719,10 @@ mod tests {
                             stream_cut: cut,
                             map: true,
                         };
-                        let (want, none) =
-                            chunk_skipped(source, mode, &plan, Second::Regions { skip: false })
-                                .unwrap();
+                        let (want, none) = chunk_skipped(source, mode, &plan, PARSING).unwrap();
                         assert_eq!(none, 0);
                         let (got, skipped, hollow) =
-                            chunk_hollow(source, mode, &plan, Second::Regions { skip: true })
-                                .unwrap();
+                            chunk_hollow(source, mode, &plan, SKIPPING).unwrap();
                         let at = format!("{name} {label} {} x{threads}", source.file());
                         assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
                         // A one-member gzip source is decoded only where it is read (not
@@ -1599,7 +1780,7 @@ mod tests {
             &TraceSource::from_bytes("t.json", plain.clone()),
             &WindowMode::Full,
             &plan,
-            Second::Regions { skip: false },
+            PARSING,
         )
         .unwrap();
         let empty = TimeWindow::new(
@@ -1619,10 +1800,8 @@ mod tests {
                 TraceSource::open(&path).unwrap(),
                 TraceSource::from_bytes("t.json.gz", gz.clone()),
             ] {
-                let (want, ..) =
-                    chunk_hollow(&source, mode, &plan, Second::Regions { skip: false }).unwrap();
-                let (got, skipped, hollow) =
-                    chunk_hollow(&source, mode, &plan, Second::Regions { skip: true }).unwrap();
+                let (want, ..) = chunk_hollow(&source, mode, &plan, PARSING).unwrap();
+                let (got, skipped, hollow) = chunk_hollow(&source, mode, &plan, SKIPPING).unwrap();
                 let at = format!("{mode:?} {}", source.file());
                 assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
                 assert!(skipped * 2 > pieces, "{at}: {skipped} of {pieces} skipped");
@@ -1639,6 +1818,72 @@ mod tests {
                     "{at}: {hollow} of {skipped} hollow"
                 );
                 assert!(hollow * 3 > pieces, "{at}: {hollow} of {pieces} hollow");
+            }
+        }
+    }
+
+    /// In scans the window's edge cuts, the blocks the first pass proved keep nothing are
+    /// not parsed, and the chunk and report are those of parsing every scan, byte for byte:
+    /// real captures (time-ordered and shuffled) in 2 MiB regions (the scans split reads)
+    /// with blocks of [`BLOCK_EVENTS`] and of 7 events, windows at the start, middle and end
+    /// and an empty and a full one, from a file, memory and gzip, on one and two threads.
+    /// The count of blocks skipped in a part window is checked, so the test cannot pass by
+    /// skipping none.
+    #[test]
+    fn blocks_of_a_parsed_scan_are_skipped_alone_and_change_no_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits::default();
+        let graph = gunzip(&std::fs::read(fixture("graph.json.gz")).unwrap());
+        let inputs = [
+            (
+                "eager",
+                gunzip(&std::fs::read(fixture("eager.json.gz")).unwrap()),
+            ),
+            ("graph_shuffled", shuffled(&graph, 7)),
+            ("graph", graph),
+        ];
+        for (name, plain) in inputs {
+            let path = dir.path().join(format!("{name}.json"));
+            std::fs::write(&path, &plain).unwrap();
+            let sources = [
+                TraceSource::open(&path).unwrap(),
+                TraceSource::from_bytes("t.json", plain.clone()),
+                TraceSource::from_bytes("t.json.gz", gzip_at(&plain, 6)),
+            ];
+            let one = ReadPlan::new(&limits, Some(1));
+            let full = chunk(&sources[1], &WindowMode::Full, &one, PARSING).unwrap();
+            let end_us = full.1.window.end_us;
+            let empty = TimeWindow::new(
+                ((end_us + 1000.0) * 1000.0) as i64,
+                ((end_us + 2000.0) * 1000.0) as i64,
+            )
+            .unwrap();
+            let modes = [
+                ("start", part(&full.1, 0.0, 0.1)),
+                ("middle", part(&full.1, 0.45, 0.55)),
+                ("end", part(&full.1, 0.9, 1.0)),
+                ("empty", WindowMode::Explicit(empty)),
+                ("full", WindowMode::Full),
+            ];
+            for (label, mode) in &modes {
+                for source in &sources {
+                    let want = chunk(source, mode, &one, PARSING).unwrap();
+                    for (threads, block) in [(1, BLOCK_EVENTS), (2, BLOCK_EVENTS), (2, 7)] {
+                        let plan = ReadPlan::new(&limits, Some(threads));
+                        let second = Second::Regions { skip: true, block };
+                        let (got, _, _, blocks) =
+                            chunk_blocks(source, mode, &plan, second).unwrap();
+                        let at = format!("{name} {label} {} x{threads} /{block}", source.file());
+                        assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
+                        // A part window of an ordered capture cuts a scan of thousands of
+                        // events.
+                        if !name.ends_with("shuffled")
+                            && matches!(*label, "start" | "middle" | "end")
+                        {
+                            assert!(blocks > 0, "{at}: no block skipped");
+                        }
+                    }
+                }
             }
         }
     }
@@ -1719,6 +1964,7 @@ mod tests {
                             wanted: feed.wanted(),
                             observed: false,
                         },
+                        block: 7,
                     };
                     let mut folder = Surveyed {
                         feed: &mut feed,
@@ -1778,8 +2024,7 @@ mod tests {
                     stream_cut: cut,
                     map: true,
                 };
-                let (got, skipped) =
-                    chunk_skipped(source, &mode, &plan, Second::Regions { skip: true }).unwrap();
+                let (got, skipped) = chunk_skipped(source, &mode, &plan, SKIPPING).unwrap();
                 assert!(
                     got == reference,
                     "{} x{threads}: {:?}",
