@@ -541,6 +541,7 @@ enum Link {
 }
 
 impl Link {
+    #[inline(always)]
     fn of<'a>(ev: &impl Linked<'a>) -> Link {
         if ev.ph_m() {
             return Link::Meta;
@@ -1174,7 +1175,7 @@ impl Scanner for Surveyor<'_> {
 
     fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Self::Out<'a>> {
         let key = ScanKey::of(&span);
-        let mut region = self.analyse.region();
+        let mut region = self.analyse.region(&span);
         let mut e = Surveying {
             region: &mut region,
             analysis: self.analyse.wanted,
