@@ -855,6 +855,11 @@ impl Scanner for Chunker<'_> {
         if let Some(survey) = blocks {
             return self.scan_blocks(span, survey, p);
         }
+        // Sized for all of it: a scan parsed whole is one the window may keep most of, and
+        // its text grown by doubling was copied once more on the way.
+        p.kept
+            .text
+            .reserve(span.stop.min(span.buf.len()).saturating_sub(span.start));
         let s = read::walk(span, self.limits, EVERY_EVENT, &mut p);
         p.kept.walked = s.out;
         Scanned {
@@ -881,6 +886,18 @@ impl Chunker<'_> {
     ) -> Scanned<Kept> {
         let mut end = (survey.next, survey.ended, survey.clean);
         let mut skipped = 0;
+        let stop = |i: usize| {
+            survey
+                .blocks
+                .get(i + 1)
+                .map_or(span.stop.min(span.buf.len()), |n| n.at)
+        };
+        // The text sized for every block parsed, as a scan parsed whole is.
+        let parsed: usize = (survey.blocks.iter().enumerate())
+            .filter(|(_, b)| !self.keep.keeps_none(&b.bounds))
+            .map(|(i, b)| stop(i).saturating_sub(b.at))
+            .sum();
+        p.kept.text.reserve(parsed);
         for (i, b) in survey.blocks.iter().enumerate() {
             if self.keep.keeps_none(&b.bounds) {
                 p.kept.counts.events_read += b.count;
