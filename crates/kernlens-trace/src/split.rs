@@ -1105,6 +1105,8 @@ struct Surveying<'r, 'a> {
     open: Block,
     blocks: Vec<Block>,
     block: usize,
+    /// A block's start was not found in the scan's bytes.
+    lost: bool,
     /// The step wrote the event being read, and the region took it.
     got: bool,
     kept: bool,
@@ -1120,7 +1122,7 @@ impl Surveying<'_, '_> {
         for b in &self.blocks {
             bounds.join(&b.bounds);
         }
-        if self.blocks.len() < 2 {
+        if self.blocks.len() < 2 || self.lost {
             self.blocks = Vec::new();
         }
         Survey {
@@ -1169,13 +1171,11 @@ impl<'a> Elements<'a> for Surveying<'_, 'a> {
             self.open.bounds.note(None);
         }
         if self.open.count == 0 {
-            // `raw` lies in the scan's bytes (the walk takes it from them).
-            self.open.at = (raw.as_ptr() as usize).wrapping_sub(self.buf.as_ptr() as usize);
-            debug_assert!(
-                self.buf
-                    .get(self.open.at..)
-                    .is_some_and(|b| b.starts_with(raw))
-            );
+            // The walk takes `raw` from the scan's bytes; a block start that cannot be
+            // placed there drops the scan's blocks (it is then parsed whole).
+            let at = (raw.as_ptr() as usize).wrapping_sub(self.buf.as_ptr() as usize);
+            self.lost |= raw.is_empty() || at >= self.buf.len();
+            self.open.at = at;
         }
         self.open.count += 1;
         if self.open.count == self.block as u64 {
@@ -1200,6 +1200,7 @@ impl Scanner for Surveyor<'_> {
             open: Block::default(),
             blocks: Vec::new(),
             block: self.block,
+            lost: false,
             got: false,
             kept: false,
         };
