@@ -9,7 +9,7 @@ use crate::event::{Event, Wanted, parse_event};
 use crate::json::{Cursor, JsonError, match_braces, skip_element, string_end};
 use crate::options::Limits;
 pub(crate) use crate::problem::{ErrorLog, Problem};
-use crate::shape::Shapes;
+use crate::shape::{Shaped, Shapes};
 
 const KEY: &[u8] = b"\"traceEvents\"";
 
@@ -373,7 +373,26 @@ fn keep<'a>(out: &mut impl Put<'a>, ev: Option<Event<'a>>) -> Step {
 
 /// Where a step writes the event it read.
 pub(crate) trait Put<'a> {
+    /// Whether [`Put::put_shaped`] reads values of events `wanted` does not keep (split's
+    /// survey reads a flow's id): then a shape that read such an event without its slots
+    /// (`shape::repeat`) must still write their ranges.
+    const READS_UNKEPT: bool = false;
+
     fn put(&mut self, ev: Event<'a>);
+
+    /// An event a learned shape read: built and [`Put::put`] when `wanted` keeps it
+    /// (whether it was). A writer that needs only some of its values takes them from
+    /// `read` without building the event.
+    #[inline(always)]
+    fn put_shaped(&mut self, read: &Shaped<'_, 'a>, wanted: Wanted) -> bool {
+        match read.event(wanted) {
+            Some(ev) => {
+                self.put(ev);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl<'a> Put<'a> for Vec<Event<'a>> {

@@ -31,10 +31,12 @@ mod hit_rate;
 mod list;
 mod memo;
 mod repeat;
+mod shaped;
 mod tail;
 
 use memo::Lists;
 use repeat::Repeat;
+pub(crate) use shaped::Shaped;
 use tail::Tail;
 
 /// Shapes kept per reader; a trace has a handful of hot ones.
@@ -282,12 +284,12 @@ impl Shapes {
     /// caller wants it: whether it did, and the event's end; None when no shape fits.
     /// (Written in place: an event is ~300 bytes, and handing it back cost a copy.)
     #[inline]
-    pub(crate) fn read_into<'a>(
+    pub(crate) fn read_into<'a, P: Put<'a>>(
         &mut self,
         buf: &'a [u8],
         start: usize,
         wanted: Wanted,
-        out: &mut impl Put<'a>,
+        out: &mut P,
     ) -> Option<(bool, usize)> {
         let guess = self.next.get(self.last).copied().unwrap_or(MISS);
         if guess == MISS {
@@ -307,7 +309,11 @@ impl Shapes {
             .shapes
             .get_mut(guess)
             .and_then(|shape| {
-                if let Some(end) = shape.repeat.as_deref_mut().and_then(|r| r.read(buf, start)) {
+                if let Some(end) = shape
+                    .repeat
+                    .as_deref_mut()
+                    .and_then(|r| r.read(buf, start, P::READS_UNKEPT.then_some(&mut *found)))
+                {
                     repeated = true;
                     return Some(end);
                 }
@@ -338,37 +344,45 @@ impl Shapes {
         // The recency order serves the tries after a wrong prediction: a correct one
         // leaves it as it is (re-ordering on every event cost more than it saved).
         self.now_reading(k, k != guess);
-        let found = &self.found;
-        let kept = match self.shapes.get(k).and_then(|s| s.event(found, buf, wanted)) {
-            Some(ev) => {
-                out.put(ev);
-                true
-            }
-            None => false,
-        };
+        let kept = self.shapes.get(k).is_some_and(|shape| {
+            out.put_shaped(
+                &Shaped {
+                    shape,
+                    f: &self.found,
+                    buf,
+                },
+                wanted,
+            )
+        });
+        // A shape with a live tail has no repeat: a tail's hit writes the ranges of its
+        // own roles only (see `repeat`).
         if !kept
             && !repeated
-            && self
-                .shapes
-                .get(k)
-                .is_some_and(|s| s.repeat.as_deref().is_none_or(|r| r.wants(start)))
+            && self.shapes.get(k).is_some_and(|s| {
+                s.repeat.as_deref().is_none_or(|r| r.wants(start))
+                    && s.tail.as_deref().is_none_or(|t| !t.live())
+            })
         {
             self.remember_repeat(k, buf, start, end);
         }
         Some((kept, end))
     }
 
-    /// Remembers the event `buf[start..end]` shape `k` just read and the caller did not
-    /// keep, for the next one of the shape to be read by ([`repeat`]).
+    /// Remembers the event `buf[start..end]` shape `k` just read slot by slot and the
+    /// caller did not keep, for the next one of the shape to be read by ([`repeat`]).
     #[inline(never)]
     fn remember_repeat(&mut self, k: usize, buf: &[u8], start: usize, end: usize) {
         let (Some(shape), Some(text)) = (self.shapes.get_mut(k), buf.get(start..end)) else {
             return;
         };
+        let (slots, nums) = (&shape.slots, shape.nums);
         shape
             .repeat
-            .get_or_insert_with(|| Box::new(Repeat::new()))
-            .remember(text, &shape.slots, &shape.fixed);
+            .get_or_insert_with(|| {
+                let roles = slots.iter().map(|s| s.role).filter(|&r| r != Role::None);
+                Box::new(Repeat::new(roles.collect(), nums))
+            })
+            .remember(text, start, &self.found);
     }
 
     /// Forgets which shape follows which (tests read unrelated events one after another).

@@ -20,7 +20,7 @@ use crate::event::{Cat, Event, Wanted, keeps_cat};
 use crate::gpu::GpuRecs;
 use crate::graph;
 use crate::intern::{Map, Set};
-use crate::json::Cursor;
+use crate::json::{Cursor, RawStr};
 use crate::observe::ProgressSink;
 use crate::options::{Limits, TimeWindow, WindowMode};
 use crate::problem::ErrorLog;
@@ -29,6 +29,7 @@ use crate::read::{
 };
 use crate::report::{ChunkWindow, GraphCoverage, us};
 use crate::scan::Put;
+use crate::shape::Shaped;
 use crate::source::{Input, TraceSource};
 use crate::window;
 
@@ -225,7 +226,10 @@ fn split_inner(
         opts,
         progress,
         &read::ReadPlan::new(&opts.limits, None).mapped(opts.map_files),
-        Second::Regions { skip: true },
+        Second::Regions {
+            skip: true,
+            block: BLOCK_EVENTS,
+        },
     )
     .map(|(report, ..)| report)
 }
@@ -234,16 +238,17 @@ fn split_inner(
 #[derive(Clone, Copy)]
 enum Second {
     /// On the region workers, as the first pass does; `skip`: scans the first pass proved
-    /// keep nothing are not parsed again.
-    Regions { skip: bool },
+    /// keep nothing are not parsed again, nor the blocks of `block` events of the others
+    /// that it proved keep nothing.
+    Regions { skip: bool, block: usize },
     /// Element by element on one thread: the reference the tests hold the workers to.
     #[cfg(test)]
     Sequential,
 }
 
 /// [`split_inner`] with both reads done as `plan` says (tests vary the threads and cuts),
-/// how many of the second pass's scans were not parsed, and how many gzip pieces it did
-/// not decode.
+/// how many of the second pass's scans were not parsed, how many gzip pieces it did not
+/// decode, and how many blocks of the scans it parsed it did not.
 fn split_planned(
     source: &TraceSource,
     mode: &WindowMode,
@@ -252,7 +257,7 @@ fn split_planned(
     progress: Option<&mut dyn ProgressSink>,
     plan: &read::ReadPlan<'_>,
     second: Second,
-) -> Result<(SplitReport, u64, u64), TraceError> {
+) -> Result<(SplitReport, u64, u64, u64), TraceError> {
     if matches!(source.input, Input::Reader(_)) {
         return Err(TraceError::NotSeekable {
             label: source.file().to_string(),
@@ -269,7 +274,12 @@ fn split_planned(
     let before = Stamp::of(source);
     // A shrink while the first pass reads through a map changes the file's stamp, so the
     // second pass then parses every scan (below) and reports it.
-    let (provenance, mut surveys, trail) = first_pass(source, plan, &mut collector)?;
+    let block = match second {
+        Second::Regions { block, .. } => block,
+        #[cfg(test)]
+        Second::Sequential => BLOCK_EVENTS,
+    };
+    let (provenance, mut surveys, trail) = first_pass(source, plan, block, &mut collector)?;
     let c = collector.fold.finish();
     let window = match *mode {
         WindowMode::Explicit(w) => w,
@@ -315,7 +325,7 @@ fn split_planned(
 
     // A file rewritten since the first pass: what it learned may not describe the bytes
     // there now, so every scan is parsed (the chunk is what a read of the new bytes keeps).
-    if matches!(second, Second::Regions { skip: false }) || Stamp::of(source) != before {
+    if matches!(second, Second::Regions { skip: false, .. }) || Stamp::of(source) != before {
         surveys.clear();
     }
     // A gzip source's access points skip what the surveys let the second pass skip: with
@@ -346,7 +356,10 @@ fn split_planned(
     report.stream_errors = log.finish();
     let skipped = keep.skipped.load(std::sync::atomic::Ordering::Relaxed);
     let hollow = keep.hollow.load(std::sync::atomic::Ordering::Relaxed);
-    Ok((report, skipped, hollow))
+    let blocks = keep
+        .blocks_skipped
+        .load(std::sync::atomic::Ordering::Relaxed);
+    Ok((report, skipped, hollow, blocks))
 }
 
 /// What the first pass hands the second: the provenance, the surveys, and a gzip
@@ -358,10 +371,12 @@ type FirstPass = (
 );
 
 /// The first pass: the analysis read (window, links, provenance), surveying each scan and
-/// recording a gzip source's access points.
+/// recording a gzip source's access points; each scan's survey holds blocks of `block`
+/// events.
 fn first_pass(
     source: &TraceSource,
     plan: &read::ReadPlan<'_>,
+    block: usize,
     feed: &mut Feed<'_>,
 ) -> Result<FirstPass, TraceError> {
     let scanner = Surveyor {
@@ -370,6 +385,7 @@ fn first_pass(
             wanted: feed.wanted(),
             observed: false,
         },
+        block,
     };
     let mut folder = Surveyed {
         feed,
@@ -473,9 +489,11 @@ struct Keep {
     /// The same by where their bytes are (`None`: two scans there), for a region
     /// that need not even be read.
     places: Map<(u64, usize, bool), Option<ScanKey>>,
-    /// Scans not parsed again, and gzip pieces not decoded (the tests read them).
+    /// Scans not parsed again, gzip pieces not decoded, and blocks of parsed scans not
+    /// parsed (the tests read them).
     skipped: std::sync::atomic::AtomicU64,
     hollow: std::sync::atomic::AtomicU64,
+    blocks_skipped: std::sync::atomic::AtomicU64,
 }
 
 /// What a split read and kept, by kind.
@@ -506,6 +524,7 @@ impl Counts {
 
 /// The value that decides whether split keeps an event (trace.md "Split" 1): the keep
 /// rule and the first pass's survey both read it from here, so they cannot disagree.
+#[cfg_attr(test, derive(Debug, PartialEq, Eq))]
 enum Link {
     /// A `ph: M` event: always kept.
     Meta,
@@ -522,20 +541,98 @@ enum Link {
 }
 
 impl Link {
-    fn of(ev: &Event<'_>) -> Link {
-        if ev.ph_m {
+    #[inline(always)]
+    fn of<'a>(ev: &impl Linked<'a>) -> Link {
+        if ev.ph_m() {
             return Link::Meta;
         }
-        let id = match ev.cat {
-            Cat::Kernel | Cat::Memcpy | Cat::Memset | Cat::GpuUserAnnotation if ev.ph_x => {
-                return Link::Gpu(ev.ts);
+        let id = match ev.cat() {
+            Cat::Kernel | Cat::Memcpy | Cat::Memset | Cat::GpuUserAnnotation if ev.ph_x() => {
+                return Link::Gpu(ev.ts());
             }
-            Cat::Runtime | Cat::Driver => ev.args.correlation.map(Link::Launch),
-            Cat::CpuOp | Cat::UserAnnotation => ev.args.external_id.map(Link::Cpu),
-            Cat::Flow => ev.id.map(Link::Flow),
+            Cat::Runtime | Cat::Driver => ev.correlation().map(Link::Launch),
+            Cat::CpuOp | Cat::UserAnnotation => ev.external_id().map(Link::Cpu),
+            Cat::Flow => ev.id().map(Link::Flow),
             _ => None,
         };
         id.unwrap_or(Link::Dropped)
+    }
+}
+
+/// The members of an event that [`Link::of`] and [`Keep::keep`] read: of an event built,
+/// or of one a learned shape read, which decodes only the members asked for (most events
+/// of a trace are never built by split: flows, and every event the second pass reads).
+trait Linked<'a> {
+    fn ph_m(&self) -> bool;
+    fn ph_x(&self) -> bool;
+    fn cat(&self) -> Cat;
+    fn ts(&self) -> i64;
+    fn correlation(&self) -> Option<i64>;
+    fn external_id(&self) -> Option<i64>;
+    fn id(&self) -> Option<i64>;
+    fn name(&self) -> RawStr<'a>;
+}
+
+impl<'a> Linked<'a> for Event<'a> {
+    fn ph_m(&self) -> bool {
+        self.ph_m
+    }
+    fn ph_x(&self) -> bool {
+        self.ph_x
+    }
+    fn cat(&self) -> Cat {
+        self.cat
+    }
+    fn ts(&self) -> i64 {
+        self.ts
+    }
+    fn correlation(&self) -> Option<i64> {
+        self.args.correlation
+    }
+    fn external_id(&self) -> Option<i64> {
+        self.args.external_id
+    }
+    fn id(&self) -> Option<i64> {
+        self.id
+    }
+    fn name(&self) -> RawStr<'a> {
+        self.name
+    }
+}
+
+/// Each member decoded from the shape's byte ranges as [`Shaped::event`] decodes it.
+impl<'a> Linked<'a> for Shaped<'_, 'a> {
+    #[inline(always)]
+    fn ph_m(&self) -> bool {
+        Shaped::ph_m(self)
+    }
+    #[inline(always)]
+    fn ph_x(&self) -> bool {
+        Shaped::ph_x(self)
+    }
+    #[inline(always)]
+    fn cat(&self) -> Cat {
+        Shaped::cat(self)
+    }
+    #[inline(always)]
+    fn ts(&self) -> i64 {
+        Shaped::ts(self)
+    }
+    #[inline(always)]
+    fn correlation(&self) -> Option<i64> {
+        Shaped::correlation(self)
+    }
+    #[inline(always)]
+    fn external_id(&self) -> Option<i64> {
+        Shaped::external_id(self)
+    }
+    #[inline(always)]
+    fn id(&self) -> Option<i64> {
+        Shaped::id(self)
+    }
+    #[inline(always)]
+    fn name(&self) -> RawStr<'a> {
+        Shaped::name(self)
     }
 }
 
@@ -563,11 +660,13 @@ impl Keep {
             surveys,
             skipped: std::sync::atomic::AtomicU64::new(0),
             hollow: std::sync::atomic::AtomicU64::new(0),
+            blocks_skipped: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
     /// Whether `ev` goes into the chunk, counted in `r` when it does.
-    fn keep(&self, ev: &Event<'_>, r: &mut Counts) -> bool {
+    #[inline(always)]
+    fn keep<'a>(&self, ev: &impl Linked<'a>, r: &mut Counts) -> bool {
         match Link::of(ev) {
             Link::Meta => {
                 r.metadata_events += 1;
@@ -582,7 +681,7 @@ impl Keep {
                 let keep = self.corrs.contains(&k);
                 if keep {
                     r.launch_events += 1;
-                    let graph = crate::graph::is_graph_launch(ev.name.decode().as_bytes());
+                    let graph = crate::graph::is_graph_launch(ev.name().decode().as_bytes());
                     r.graph_launch_events += u64::from(graph);
                 }
                 keep
@@ -624,6 +723,11 @@ impl Keep {
     /// The survey of the scan `key` when it proves that no event there is kept.
     fn proves_nothing(&self, key: &ScanKey) -> Option<&Survey> {
         let survey = self.surveys.get(key)?;
+        self.keeps_none(&survey.bounds).then_some(survey)
+    }
+
+    /// Whether no event within `b` can be kept.
+    fn keeps_none(&self, b: &Bounds) -> bool {
         let none_in = |sorted: &[i64], r: Range| {
             r.is_empty() || {
                 let i = sorted.partition_point(|&v| v < r.lo);
@@ -631,20 +735,17 @@ impl Keep {
             }
         };
         let (start, end) = (self.window.start_ns(), self.window.end_ns());
-        let nothing_kept = !survey.meta
-            && (survey.gpu.is_empty() || survey.gpu.hi < start || survey.gpu.lo >= end)
-            && none_in(&self.corrs_sorted, survey.launch)
-            && none_in(&self.corrs_sorted, survey.flow)
-            && none_in(&self.exts_sorted, survey.cpu);
-        nothing_kept.then_some(survey)
+        !b.meta
+            && (b.gpu.is_empty() || b.gpu.hi < start || b.gpu.lo >= end)
+            && none_in(&self.corrs_sorted, b.launch)
+            && none_in(&self.corrs_sorted, b.flow)
+            && none_in(&self.exts_sorted, b.cpu)
     }
 
-    /// Takes event `raw` into `kept` when the chunk keeps it.
-    fn take(&self, ev: Option<Event<'_>>, raw: &[u8], kept: &mut Kept) {
+    /// Counts event `raw` read, and takes it into `kept` when [`Keep::keep`] said `take`.
+    fn take(take: bool, raw: &[u8], kept: &mut Kept) {
         kept.counts.events_read += 1;
-        if let Some(ev) = ev
-            && self.keep(&ev, &mut kept.counts)
-        {
+        if take {
             kept.text.extend_from_slice(SEPARATOR);
             kept.text.extend_from_slice(raw);
             kept.counts.events_written += 1;
@@ -676,22 +777,39 @@ struct Kept {
     walked: Walked,
 }
 
-/// A region being read by the second pass's element loop.
-struct Picking<'k, 'a> {
+/// A region being read by the second pass's element loop. The step hands it each event
+/// (as [`Put`]), which it decides on at once: an event a shape read is never built, only
+/// the members [`Keep::keep`] reads are decoded.
+struct Picking<'k> {
     keep: &'k Keep,
-    one: Option<Event<'a>>,
+    /// The chunk keeps the event being read.
+    take: bool,
     kept: Kept,
 }
 
-impl<'a> Elements<'a> for Picking<'_, 'a> {
-    type Put = Option<Event<'a>>;
+impl<'a> Put<'a> for Picking<'_> {
+    const READS_UNKEPT: bool = true;
 
-    fn put(&mut self) -> &mut Option<Event<'a>> {
-        &mut self.one
+    fn put(&mut self, ev: Event<'a>) {
+        self.take = self.keep.keep(&ev, &mut self.kept.counts);
+    }
+
+    #[inline(always)]
+    fn put_shaped(&mut self, read: &Shaped<'_, 'a>, _wanted: Wanted) -> bool {
+        self.take = self.keep.keep(read, &mut self.kept.counts);
+        true
+    }
+}
+
+impl<'a> Elements<'a> for Picking<'_> {
+    type Put = Self;
+
+    fn put(&mut self) -> &mut Self {
+        self
     }
 
     fn event(&mut self, _kept: bool, raw: &'a [u8]) {
-        self.keep.take(self.one.take(), raw, &mut self.kept);
+        Keep::take(std::mem::take(&mut self.take), raw, &mut self.kept);
     }
 }
 
@@ -730,9 +848,20 @@ impl Scanner for Chunker<'_> {
         }
         let mut p = Picking {
             keep: self.keep,
-            one: None,
+            take: false,
             kept: Kept::default(),
         };
+        let blocks = ScanKey::of(&span)
+            .and_then(|key| self.keep.surveys.get(&key))
+            .filter(|s| !s.blocks.is_empty());
+        if let Some(survey) = blocks {
+            return self.scan_blocks(span, survey, p);
+        }
+        // Sized for all of it: a scan parsed whole is one the window may keep most of, and
+        // its text grown by doubling was copied once more on the way.
+        p.kept
+            .text
+            .reserve(span.stop.min(span.buf.len()).saturating_sub(span.start));
         let s = read::walk(span, self.limits, EVERY_EVENT, &mut p);
         p.kept.walked = s.out;
         Scanned {
@@ -741,6 +870,70 @@ impl Scanner for Chunker<'_> {
             ended: s.ended,
             clean: s.clean,
             broke: s.broke,
+        }
+    }
+}
+
+impl Chunker<'_> {
+    /// A scan the first pass surveyed by blocks: the blocks whose bounds prove that none of
+    /// their events is kept are counted, not parsed; each other one is walked from its
+    /// first event to the next block's (the last to the scan's stop, so the scan ends as a
+    /// walk of it all ends). The survey was made of a clean walk of these same bytes, so
+    /// the blocks' walks read the events it read, without problems.
+    fn scan_blocks<'a>(
+        &self,
+        span: Span<'a, '_>,
+        survey: &Survey,
+        mut p: Picking<'_>,
+    ) -> Scanned<Kept> {
+        let mut end = (survey.next, survey.ended, survey.clean);
+        let mut skipped = 0;
+        let stop = |i: usize| {
+            survey
+                .blocks
+                .get(i + 1)
+                .map_or(span.stop.min(span.buf.len()), |n| n.at)
+        };
+        // The text sized for every block parsed, as a scan parsed whole is.
+        let parsed: usize = (survey.blocks.iter().enumerate())
+            .filter(|(_, b)| !self.keep.keeps_none(&b.bounds))
+            .map(|(i, b)| stop(i).saturating_sub(b.at))
+            .sum();
+        p.kept.text.reserve(parsed);
+        for (i, b) in survey.blocks.iter().enumerate() {
+            if self.keep.keeps_none(&b.bounds) {
+                p.kept.counts.events_read += b.count;
+                p.kept.walked.count += b.count;
+                skipped += 1;
+                continue;
+            }
+            let last = i + 1 == survey.blocks.len();
+            let part = Span {
+                buf: span.buf,
+                at: span.at,
+                start: b.at,
+                stop: survey.blocks.get(i + 1).map_or(span.stop, |n| n.at),
+                tail: span.tail,
+                broken: span.broken,
+                form: span.form,
+            };
+            let s = read::walk(part, self.limits, EVERY_EVENT, &mut p);
+            debug_assert!(s.out.problems.is_empty() && s.out.count == b.count);
+            p.kept.walked.count += s.out.count;
+            if last {
+                end = (s.next, s.ended, s.clean);
+            }
+        }
+        self.keep
+            .blocks_skipped
+            .fetch_add(skipped, std::sync::atomic::Ordering::Relaxed);
+        let (next, ended, clean) = end;
+        Scanned {
+            out: p.kept,
+            next,
+            ended,
+            clean,
+            broke: false,
         }
     }
 }
@@ -801,20 +994,71 @@ impl Range {
     }
 }
 
+/// Bounds on what could make the second pass keep one of a run of events ([`Link`]).
+#[derive(Default, Clone, Copy)]
+struct Bounds {
+    /// A metadata event, or an element the survey could not read: the run is parsed.
+    meta: bool,
+    gpu: Range,
+    launch: Range,
+    cpu: Range,
+    flow: Range,
+}
+
+impl Bounds {
+    /// Notes an event's link (None: an element that could not be read).
+    #[inline(always)]
+    fn note(&mut self, link: Option<Link>) {
+        match link {
+            Some(Link::Meta) | None => self.meta = true,
+            Some(Link::Gpu(ts)) => self.gpu.add(ts),
+            Some(Link::Launch(k)) => self.launch.add(k),
+            Some(Link::Cpu(x)) => self.cpu.add(x),
+            Some(Link::Flow(k)) => self.flow.add(k),
+            Some(Link::Dropped) => {}
+        }
+    }
+
+    /// Widens these bounds to hold `o`'s too.
+    fn join(&mut self, o: &Bounds) {
+        self.meta |= o.meta;
+        for (r, o) in [
+            (&mut self.gpu, o.gpu),
+            (&mut self.launch, o.launch),
+            (&mut self.cpu, o.cpu),
+            (&mut self.flow, o.flow),
+        ] {
+            r.lo = r.lo.min(o.lo);
+            r.hi = r.hi.max(o.hi);
+        }
+    }
+}
+
+/// Events a surveyed block holds ([`Block`]): a 2 MiB scan of a graph capture holds
+/// ~8,000, so a scan the window's edge cuts is parsed again ~1/30 at a time.
+const BLOCK_EVENTS: usize = 256;
+
+/// A run of consecutive events of a clean scan, which the second pass skips on its own
+/// when its bounds prove that none of them is kept: where its first event starts in the
+/// scan's bytes, and how many it holds.
+#[derive(Default, Clone)]
+struct Block {
+    at: usize,
+    count: u64,
+    bounds: Bounds,
+}
+
 /// One clean scan of the first pass: how it ended, how many events it read, and bounds
-/// on what could make the second pass keep one of them ([`Link`]).
+/// on what could make the second pass keep one of them ([`Link`]), for the whole scan
+/// and by [`Block`] (none when it holds one block or less).
 #[derive(Default, Clone)]
 struct Survey {
     count: u64,
     next: usize,
     ended: bool,
     clean: bool,
-    /// A metadata event, or an element the survey could not read: the scan is parsed.
-    meta: bool,
-    gpu: Range,
-    launch: Range,
-    cpu: Range,
-    flow: Range,
+    bounds: Bounds,
+    blocks: Vec<Block>,
 }
 
 impl Survey {
@@ -839,46 +1083,83 @@ impl Survey {
             broke: false,
         }
     }
-
-    fn note(&mut self, ev: Option<&Event<'_>>) {
-        match ev.map(Link::of) {
-            Some(Link::Meta) | None => self.meta = true,
-            Some(Link::Gpu(ts)) => self.gpu.add(ts),
-            Some(Link::Launch(k)) => self.launch.add(k),
-            Some(Link::Cpu(x)) => self.cpu.add(x),
-            Some(Link::Flow(k)) => self.flow.add(k),
-            Some(Link::Dropped) => {}
-        }
-    }
 }
 
 /// The first pass's scanner: analysis's, parsing every event (as the second pass does)
 /// so that each scan can be surveyed, and handing analysis only the events it wants.
 struct Surveyor<'l> {
     analyse: Analyse<'l>,
+    /// Events per [`Block`].
+    block: usize,
 }
 
 /// A region being read by the first pass's element loop. The step writes each event to
 /// it (as [`Put`]), which surveys it and hands it to the region when analysis wants it:
-/// no copy of the ~320-byte event through an `Option` first.
+/// no copy of the ~320-byte event through an `Option` first. An event a shape read is
+/// built only when analysis wants it (a summary builds no more): the survey decodes the
+/// one member it needs of the others (flows, `Cat::Other`).
 struct Surveying<'r, 'a> {
     region: &'r mut Region<'a>,
     analysis: Wanted,
-    survey: Survey,
+    /// The scan's bytes, where its blocks' offsets are taken.
+    buf: &'a [u8],
+    /// The block being read (the event being read is noted in its bounds), and those read.
+    open: Block,
+    blocks: Vec<Block>,
+    block: usize,
+    /// A block's start was not found in the scan's bytes.
+    lost: bool,
     /// The step wrote the event being read, and the region took it.
     got: bool,
     kept: bool,
 }
 
+impl Surveying<'_, '_> {
+    /// The scan's survey (its walk's counts and end to be filled in).
+    fn survey(mut self) -> Survey {
+        if self.open.count > 0 {
+            self.blocks.push(self.open);
+        }
+        let mut bounds = Bounds::default();
+        for b in &self.blocks {
+            bounds.join(&b.bounds);
+        }
+        if self.blocks.len() < 2 || self.lost {
+            self.blocks = Vec::new();
+        }
+        Survey {
+            bounds,
+            blocks: self.blocks,
+            ..Survey::default()
+        }
+    }
+}
+
 impl<'a> Put<'a> for Surveying<'_, 'a> {
+    const READS_UNKEPT: bool = true;
+
     #[inline(always)]
     fn put(&mut self, ev: Event<'a>) {
         self.got = true;
-        self.survey.note(Some(&ev));
+        self.open.bounds.note(Some(Link::of(&ev)));
         if keeps_cat(ev.cat, ev.ph_x, self.analysis) {
             self.region.push(ev);
             self.kept = true;
         }
+    }
+
+    #[inline(always)]
+    fn put_shaped(&mut self, read: &Shaped<'_, 'a>, _wanted: Wanted) -> bool {
+        self.got = true;
+        match read.event(self.analysis) {
+            Some(ev) => {
+                self.open.bounds.note(Some(Link::of(&ev)));
+                self.region.push(ev);
+                self.kept = true;
+            }
+            None => self.open.bounds.note(Some(Link::of(read))),
+        }
+        self.kept
     }
 }
 
@@ -891,7 +1172,18 @@ impl<'a> Elements<'a> for Surveying<'_, 'a> {
 
     fn event(&mut self, _kept: bool, raw: &'a [u8]) {
         if !self.got {
-            self.survey.note(None);
+            self.open.bounds.note(None);
+        }
+        if self.open.count == 0 {
+            // The walk takes `raw` from the scan's bytes; a block start that cannot be
+            // placed there drops the scan's blocks (it is then parsed whole).
+            let at = (raw.as_ptr() as usize).wrapping_sub(self.buf.as_ptr() as usize);
+            self.lost |= raw.is_empty() || at >= self.buf.len();
+            self.open.at = at;
+        }
+        self.open.count += 1;
+        if self.open.count == self.block as u64 {
+            self.blocks.push(std::mem::take(&mut self.open));
         }
         self.region.event(self.kept, raw);
         self.got = false;
@@ -904,16 +1196,20 @@ impl Scanner for Surveyor<'_> {
 
     fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Self::Out<'a>> {
         let key = ScanKey::of(&span);
-        let mut region = self.analyse.region();
+        let mut region = self.analyse.region(&span);
         let mut e = Surveying {
             region: &mut region,
             analysis: self.analyse.wanted,
-            survey: Survey::default(),
+            buf: span.buf,
+            open: Block::default(),
+            blocks: Vec::new(),
+            block: self.block,
+            lost: false,
             got: false,
             kept: false,
         };
         let s = read::walk(span, self.analyse.limits, EVERY_EVENT, &mut e);
-        let survey = e.survey;
+        let survey = e.survey();
         // A scan that met any problem is always parsed again, so its errors are reported
         // by the second pass exactly as they would be.
         let survey = key
@@ -1151,6 +1447,18 @@ mod tests {
     use crate::read::{Cut, ReadPlan, StreamSink};
     use crate::test_files::{fixture, gunzip, gzip_at};
 
+    /// The second pass skipping what the first proved keeps nothing, by scans and by blocks
+    /// of 7 events (so that the small scans of the tests hold several).
+    const SKIPPING: Second = Second::Regions {
+        skip: true,
+        block: 7,
+    };
+    /// The second pass parsing every scan.
+    const PARSING: Second = Second::Regions {
+        skip: false,
+        block: BLOCK_EVENTS,
+    };
+
     /// The second pass as it was before it moved to the region workers: one thread,
     /// element by element, through the sequential stream reader.
     struct OneByOne<'s, 'k, 'p, W: Write> {
@@ -1169,7 +1477,8 @@ mod tests {
 
         fn event(&mut self, ev: Option<Event<'_>>, raw: &[u8]) {
             let mut kept = Kept::default();
-            self.keep.take(ev, raw, &mut kept);
+            let take = ev.is_some_and(|ev| self.keep.keep(&ev, &mut kept.counts));
+            Keep::take(take, raw, &mut kept);
             self.sink.kept(&kept.text, &kept.counts);
         }
 
@@ -1240,10 +1549,20 @@ mod tests {
         plan: &ReadPlan<'_>,
         second: Second,
     ) -> Result<(Written, u64, u64), String> {
+        chunk_blocks(source, mode, plan, second).map(|(c, skipped, hollow, _)| (c, skipped, hollow))
+    }
+
+    /// [`chunk_hollow`], and how many blocks of the scans it parsed the second pass did not.
+    fn chunk_blocks(
+        source: &TraceSource,
+        mode: &WindowMode,
+        plan: &ReadPlan<'_>,
+        second: Second,
+    ) -> Result<(Written, u64, u64, u64), String> {
         let mut out = Vec::new();
         let opts = SplitOptions::default();
         split_planned(source, mode, &mut out, &opts, None, plan, second)
-            .map(|(r, skipped, hollow)| ((out, r), skipped, hollow))
+            .map(|(r, skipped, hollow, blocks)| ((out, r), skipped, hollow, blocks))
             .map_err(|e| e.to_string())
     }
 
@@ -1317,7 +1636,7 @@ mod tests {
                             };
                             // Skipping as split does (the next test holds skipping to
                             // parsing every scan).
-                            let second = Second::Regions { skip: true };
+                            let second = SKIPPING;
                             let got = chunk(&source, &mode, &plan, second).unwrap();
                             assert!(
                                 got == want,
@@ -1374,7 +1693,7 @@ mod tests {
                 &TraceSource::from_bytes("t.json", plain.clone()),
                 &WindowMode::Full,
                 &ReadPlan::new(&limits, Some(1)),
-                Second::Regions { skip: false },
+                PARSING,
             )
             .unwrap();
             let (start_us, end_us) = (full.1.window.start_us, full.1.window.end_us);
@@ -1423,13 +1742,10 @@ mod tests {
                             stream_cut: cut,
                             map: true,
                         };
-                        let (want, none) =
-                            chunk_skipped(source, mode, &plan, Second::Regions { skip: false })
-                                .unwrap();
+                        let (want, none) = chunk_skipped(source, mode, &plan, PARSING).unwrap();
                         assert_eq!(none, 0);
                         let (got, skipped, hollow) =
-                            chunk_hollow(source, mode, &plan, Second::Regions { skip: true })
-                                .unwrap();
+                            chunk_hollow(source, mode, &plan, SKIPPING).unwrap();
                         let at = format!("{name} {label} {} x{threads}", source.file());
                         assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
                         // A one-member gzip source is decoded only where it is read (not
@@ -1487,7 +1803,7 @@ mod tests {
             &TraceSource::from_bytes("t.json", plain.clone()),
             &WindowMode::Full,
             &plan,
-            Second::Regions { skip: false },
+            PARSING,
         )
         .unwrap();
         let empty = TimeWindow::new(
@@ -1507,10 +1823,8 @@ mod tests {
                 TraceSource::open(&path).unwrap(),
                 TraceSource::from_bytes("t.json.gz", gz.clone()),
             ] {
-                let (want, ..) =
-                    chunk_hollow(&source, mode, &plan, Second::Regions { skip: false }).unwrap();
-                let (got, skipped, hollow) =
-                    chunk_hollow(&source, mode, &plan, Second::Regions { skip: true }).unwrap();
+                let (want, ..) = chunk_hollow(&source, mode, &plan, PARSING).unwrap();
+                let (got, skipped, hollow) = chunk_hollow(&source, mode, &plan, SKIPPING).unwrap();
                 let at = format!("{mode:?} {}", source.file());
                 assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
                 assert!(skipped * 2 > pieces, "{at}: {skipped} of {pieces} skipped");
@@ -1527,6 +1841,72 @@ mod tests {
                     "{at}: {hollow} of {skipped} hollow"
                 );
                 assert!(hollow * 3 > pieces, "{at}: {hollow} of {pieces} hollow");
+            }
+        }
+    }
+
+    /// In scans the window's edge cuts, the blocks the first pass proved keep nothing are
+    /// not parsed, and the chunk and report are those of parsing every scan, byte for byte:
+    /// real captures (time-ordered and shuffled) in 2 MiB regions (the scans split reads)
+    /// with blocks of [`BLOCK_EVENTS`] and of 7 events, windows at the start, middle and end
+    /// and an empty and a full one, from a file, memory and gzip, on one and two threads.
+    /// The count of blocks skipped in a part window is checked, so the test cannot pass by
+    /// skipping none.
+    #[test]
+    fn blocks_of_a_parsed_scan_are_skipped_alone_and_change_no_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits::default();
+        let graph = gunzip(&std::fs::read(fixture("graph.json.gz")).unwrap());
+        let inputs = [
+            (
+                "eager",
+                gunzip(&std::fs::read(fixture("eager.json.gz")).unwrap()),
+            ),
+            ("graph_shuffled", shuffled(&graph, 7)),
+            ("graph", graph),
+        ];
+        for (name, plain) in inputs {
+            let path = dir.path().join(format!("{name}.json"));
+            std::fs::write(&path, &plain).unwrap();
+            let sources = [
+                TraceSource::open(&path).unwrap(),
+                TraceSource::from_bytes("t.json", plain.clone()),
+                TraceSource::from_bytes("t.json.gz", gzip_at(&plain, 6)),
+            ];
+            let one = ReadPlan::new(&limits, Some(1));
+            let full = chunk(&sources[1], &WindowMode::Full, &one, PARSING).unwrap();
+            let end_us = full.1.window.end_us;
+            let empty = TimeWindow::new(
+                ((end_us + 1000.0) * 1000.0) as i64,
+                ((end_us + 2000.0) * 1000.0) as i64,
+            )
+            .unwrap();
+            let modes = [
+                ("start", part(&full.1, 0.0, 0.1)),
+                ("middle", part(&full.1, 0.45, 0.55)),
+                ("end", part(&full.1, 0.9, 1.0)),
+                ("empty", WindowMode::Explicit(empty)),
+                ("full", WindowMode::Full),
+            ];
+            for (label, mode) in &modes {
+                for source in &sources {
+                    let want = chunk(source, mode, &one, PARSING).unwrap();
+                    for (threads, block) in [(1, BLOCK_EVENTS), (2, BLOCK_EVENTS), (2, 7)] {
+                        let plan = ReadPlan::new(&limits, Some(threads));
+                        let second = Second::Regions { skip: true, block };
+                        let (got, _, _, blocks) =
+                            chunk_blocks(source, mode, &plan, second).unwrap();
+                        let at = format!("{name} {label} {} x{threads} /{block}", source.file());
+                        assert!(got == want, "{at}: {:?} vs {:?}", got.1, want.1);
+                        // A part window of an ordered capture cuts a scan of thousands of
+                        // events.
+                        if !name.ends_with("shuffled")
+                            && matches!(*label, "start" | "middle" | "end")
+                        {
+                            assert!(blocks > 0, "{at}: no block skipped");
+                        }
+                    }
+                }
             }
         }
     }
@@ -1607,6 +1987,7 @@ mod tests {
                             wanted: feed.wanted(),
                             observed: false,
                         },
+                        block: 7,
                     };
                     let mut folder = Surveyed {
                         feed: &mut feed,
@@ -1666,8 +2047,7 @@ mod tests {
                     stream_cut: cut,
                     map: true,
                 };
-                let (got, skipped) =
-                    chunk_skipped(source, &mode, &plan, Second::Regions { skip: true }).unwrap();
+                let (got, skipped) = chunk_skipped(source, &mode, &plan, SKIPPING).unwrap();
                 assert!(
                     got == reference,
                     "{} x{threads}: {:?}",
@@ -1715,5 +2095,113 @@ mod tests {
         // The first read reaches half way, the second the end.
         assert!(reports.iter().any(|&(d, _)| d == stored), "{reports:?}");
         assert_eq!(reports.last().map(|r| r.0), Some(2 * stored));
+    }
+
+    /// What the walk hands over for each event: the link (and name) taken from a shape's
+    /// read or from the event the cursor built, and how many came from shapes.
+    #[derive(Default)]
+    struct Probe {
+        seen: Option<Members>,
+        shaped: u64,
+        links: Vec<Members>,
+    }
+
+    /// What [`Keep::keep`] reads of an event: its link, and its name as text and escaped.
+    type Members = (Link, Vec<u8>, bool);
+
+    fn kept_members<'a>(ev: &impl Linked<'a>) -> Members {
+        let name = ev.name();
+        (Link::of(ev), name.raw.to_vec(), name.escaped)
+    }
+
+    impl<'a> Put<'a> for Probe {
+        const READS_UNKEPT: bool = true;
+
+        fn put(&mut self, ev: Event<'a>) {
+            self.seen = Some(kept_members(&ev));
+        }
+
+        fn put_shaped(&mut self, read: &Shaped<'_, 'a>, _wanted: Wanted) -> bool {
+            self.shaped += 1;
+            self.seen = Some(kept_members(read));
+            true
+        }
+    }
+
+    impl<'a> Elements<'a> for Probe {
+        type Put = Self;
+
+        fn put(&mut self) -> &mut Self {
+            self
+        }
+
+        fn event(&mut self, _kept: bool, _raw: &'a [u8]) {
+            let seen = self.seen.take().expect("every event is handed over");
+            self.links.push(seen);
+        }
+    }
+
+    /// The link (and name) split decides on, taken from a shape's read without building
+    /// the event, is [`Link::of`] of the event the parser builds, for every event of every
+    /// fixture trace (most of them read by shapes: the count is checked, so the test
+    /// cannot pass by never taking the fast path).
+    #[test]
+    fn links_read_by_shapes_are_the_parsers_links() {
+        let limits = Limits::default();
+        let mut traces: Vec<_> = std::fs::read_dir(fixture(""))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+            .collect();
+        traces.sort();
+        assert!(traces.len() >= 8, "{traces:?}");
+        for path in traces {
+            let doc = gunzip(&std::fs::read(&path).unwrap());
+            let crate::scan::Located::Array { body, form, .. } =
+                crate::scan::locate_array(&doc, true, &limits)
+            else {
+                panic!("{path:?}: no array");
+            };
+            let mut probe = Probe::default();
+            let span = Span {
+                buf: &doc,
+                at: 0,
+                start: body,
+                stop: doc.len(),
+                tail: Tail::Eof,
+                broken: None,
+                form,
+            };
+            let walked = read::walk(span, &limits, EVERY_EVENT, &mut probe);
+            assert!(walked.out.problems.is_empty(), "{path:?}");
+            // The parser's events, one by one from the array's start.
+            let (mut pos, mut stack, mut n) = (body, Vec::new(), 0);
+            loop {
+                while matches!(doc.get(pos), Some(b' ' | b'\n' | b'\r' | b'\t' | b',')) {
+                    pos += 1;
+                }
+                if doc.get(pos) != Some(&b'{') {
+                    break;
+                }
+                let mut c = Cursor::new(&doc, pos);
+                let ev = crate::event::parse_event(&mut c, &mut stack, EVERY_EVENT)
+                    .unwrap()
+                    .unwrap();
+                pos = c.i;
+                assert!(
+                    probe.links.get(n) == Some(&kept_members(&ev)),
+                    "{path:?} event {n}: {:?} vs {:?}",
+                    probe.links.get(n),
+                    kept_members(&ev)
+                );
+                n += 1;
+            }
+            assert_eq!(n, probe.links.len(), "{path:?}");
+            assert!(
+                probe.shaped * 10 > n as u64 * 9,
+                "{path:?}: {} of {n}",
+                probe.shaped
+            );
+        }
     }
 }

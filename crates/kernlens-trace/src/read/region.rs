@@ -363,9 +363,10 @@ fn name_flags(flags: &mut Vec<u8>, ev: &Event<'_>, n: u32) -> u8 {
 const BYTES_PER_EVENT: usize = 512;
 
 impl Analyse<'_> {
-    /// A region before its walk (split's first pass walks it with its own element hook).
-    pub(crate) fn region<'a>(&self) -> Region<'a> {
-        self.region_for(0)
+    /// A region before the walk of `span`, sized as [`Analyse::scan`] sizes it (split's
+    /// first pass walks it with its own element hook).
+    pub(crate) fn region<'a>(&self, span: &Span<'a, '_>) -> Region<'a> {
+        self.region_for(span.stop.min(span.buf.len()).saturating_sub(span.start))
     }
 
     /// A region before the walk of `bytes` of the array, its lists sized for them.
@@ -407,8 +408,7 @@ impl Scanner for Analyse<'_> {
     type Out<'a> = Region<'a>;
 
     fn scan<'a>(&self, span: Span<'a, '_>) -> Scanned<Region<'a>> {
-        let bytes = span.stop.min(span.buf.len()).saturating_sub(span.start);
-        let mut r = self.region_for(bytes);
+        let mut r = self.region(&span);
         let s = walk(span, self.limits, self.wanted, &mut r);
         r.walked = s.out;
         Scanned {

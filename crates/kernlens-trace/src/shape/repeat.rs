@@ -1,22 +1,29 @@
-//! Repeats: an event nobody keeps, read as the last one of its shape with other digits.
+//! Repeats: an event nobody keeps, read as one of the last two of its shape with other
+//! digits.
 //!
 //! Why: a summary keeps no flow (`{"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts":
 //! 5161116323696.891, "cat": "ac2g", "name": "ac2g", "bp": "e"}`), yet a graph capture is
 //! 44% flows, and each was read slot by slot (~430 instructions) only to find where it
-//! ends and that it is valid. Most such events are the last one of their shape with other
-//! digits in their numbers and every other byte the same: compared with it sixteen bytes
-//! at a time, digits allowed where it had digits, one is read in a few dozen instructions.
+//! ends and that it is valid. Most such events are one of the last two of their shape
+//! with other digits in their numbers and every other byte the same: compared sixteen
+//! bytes at a time, digits allowed where it had digits, one is read in a few dozen
+//! instructions. A match writes the ranges of the event's values as a slot-by-slot read
+//! would (they lie where the remembered event's did), so a caller that decides on a
+//! value of an event it does not keep (split's survey, a flow's id) reads it all the same.
+//! (Tried for kept events too, a graph capture's memsets among them: the checks on every
+//! kept event cost more than the few hits saved, PERFORMANCE.md "Session 13".)
 //!
-//! Soundness: a repeat is remembered from an event its shape read, and records where that
-//! event's numbers have digits (and which of those open an integer part of two or more
-//! digits). An event whose bytes equal it everywhere else, with a digit at each of those
+//! Soundness: a repeat is remembered from an event its shape read slot by slot (a shape
+//! with a live tail has none: a tail's hit writes the ranges of its own roles only), with
+//! each role's range, and records where the numbers with a role have digits (and which of
+//! those open an integer part of two or more digits); a number without a role stays as it
+//! was. An event whose bytes equal it everywhere else, with a digit at each of those
 //! places (one from 1 to 9 where an integer part opens), is the same JSON text with other
-//! digits in the same numbers: each is still a number of JSON's grammar (no sign, point or
-//! exponent moved; no leading zero made), so the shape reads it, with the same end, and
-//! its category (in the fixed bytes) is the remembered one's. Only events of a category
-//! the caller does not keep are read so: nothing is taken from them but their end.
+//! digits in the same numbers: each is still a number of JSON's grammar (no sign, point
+//! or exponent moved; no leading zero made), so the shape reads it with the same ranges
+//! and the same end, and its category (in the fixed bytes) is the remembered one's.
 
-use super::{Chunk, Kind, Slot};
+use super::{Chunk, Found, ROLES, Role};
 
 /// Longest event remembered, in bytes (a flow is ~110).
 const REPEAT_MAX: usize = 256;
@@ -44,6 +51,8 @@ struct Entry {
     /// Its length; 0 when none is remembered.
     len: usize,
     lanes: [Lane; CHUNKS],
+    /// From its start, the range of each of [`Repeat::roles`]' values.
+    ranges: [(u8, u8); ROLES],
     /// Where an integer part of two digits or more opens: a digit from 1 to 9 there.
     leads: [u8; LEADS],
     lead_count: usize,
@@ -57,6 +66,7 @@ impl Entry {
             digit: Chunk([0; 16]),
             want: 0,
         }; CHUNKS],
+        ranges: [(0, 0); ROLES],
         leads: [0; LEADS],
         lead_count: 0,
     };
@@ -84,9 +94,10 @@ impl Entry {
         Some(start + n)
     }
 
-    /// Becomes `text`, an event read by the shape of `slots` and `fixed` (its numbers
-    /// found again slot by slot); stays empty when that fails.
-    fn set(&mut self, text: &[u8], slots: &[Slot], fixed: &[u8]) {
+    /// Becomes `text`, an event at `start` its shape just read slot by slot (its roles'
+    /// ranges in `found`); `nums` are the bits of the roles read as numbers. Stays empty
+    /// when that fails.
+    fn set(&mut self, text: &[u8], start: usize, found: &Found, roles: &[Role], nums: u32) {
         self.len = 0;
         let n = text.len();
         if n > REPEAT_MAX {
@@ -98,17 +109,20 @@ impl Entry {
             lane.want = (1u32 << bytes.len()) - 1;
         }
         self.lead_count = 0;
-        let mut p = 0;
-        for slot in slots {
-            let Some((from, end)) = slot.read_piecewise(text, fixed, p) else {
+        for (&role, range) in roles.iter().zip(self.ranges.iter_mut()) {
+            let (a, b) = found.range(role);
+            let (from, end) = (a.wrapping_sub(start), b.wrapping_sub(start));
+            let (Ok(f), Ok(e), Some(value)) =
+                (u8::try_from(from), u8::try_from(end), text.get(from..end))
+            else {
                 return;
             };
-            p = end;
-            let (Kind::Num, Some(number)) = (slot.kind, text.get(from..end)) else {
+            *range = (f, e);
+            if nums & role.bit() == 0 {
                 continue;
-            };
-            let sign = usize::from(number.first() == Some(&b'-'));
-            let int_len = number[sign..]
+            }
+            let sign = usize::from(value.first() == Some(&b'-'));
+            let int_len = value[sign..]
                 .iter()
                 .take_while(|c| c.is_ascii_digit())
                 .count();
@@ -123,7 +137,7 @@ impl Entry {
                 *lead = at;
                 self.lead_count += 1;
             }
-            for (i, c) in number.iter().enumerate() {
+            for (i, c) in value.iter().enumerate() {
                 let at = from + i;
                 if let (true, Some(lane)) = (c.is_ascii_digit(), self.lanes.get_mut(at / 16)) {
                     lane.digit.0[at % 16] = 0xFF;
@@ -138,6 +152,9 @@ impl Entry {
 /// alternate between a stream's and, now and then, a launching thread's).
 pub(super) struct Repeat {
     entries: [Entry; 2],
+    /// The roles the shape reads (a hit writes their ranges), and which are numbers.
+    roles: Vec<Role>,
+    nums: u32,
     tries: u32,
     misses: u32,
     /// Where the last try that matched neither entry was: a miss when the shape then
@@ -159,9 +176,13 @@ impl std::fmt::Debug for Repeat {
 }
 
 impl Repeat {
-    pub(super) fn new() -> Repeat {
+    /// A repeat for a shape whose values have these roles (`nums`: the bits of those
+    /// read as numbers).
+    pub(super) fn new(roles: Vec<Role>, nums: u32) -> Repeat {
         Repeat {
             entries: [Entry::EMPTY; 2],
+            roles,
+            nums,
             tries: 0,
             misses: 0,
             missed_at: None,
@@ -175,32 +196,50 @@ impl Repeat {
         self.tries
     }
 
-    /// Whether the event at `start`, read by the shape and not kept, is to be remembered:
+    /// Whether the event at `start`, just read by the shape and not kept, is to be
+    /// remembered:
     /// when a try missed it, or when nothing is remembered yet, and remembering still
     /// pays. (An event the shape read without a try, after a wrong prediction, is not:
-    /// remembering is a copy and a slot-by-slot walk.)
+    /// remembering is a copy.)
     #[inline(always)]
     pub(super) fn wants(&self, start: usize) -> bool {
         self.live && (self.missed_at == Some(start) || self.entries[0].len == 0)
     }
 
     /// The end of the event at `start` when it is a remembered one with other digits
-    /// (the one that matched last is tried first).
+    /// (the one that matched last is tried first); its values' ranges are written to
+    /// `found` when given (a caller that reads values of events it does not keep).
     #[inline(always)]
-    pub(super) fn read(&mut self, buf: &[u8], start: usize) -> Option<usize> {
+    pub(super) fn read(
+        &mut self,
+        buf: &[u8],
+        start: usize,
+        found: Option<&mut Found>,
+    ) -> Option<usize> {
         if !self.live {
             return None;
         }
         self.tries += 1;
         let [first, second] = &mut self.entries;
-        if let Some(end) = first.read(buf, start) {
-            return Some(end);
-        }
-        let Some(end) = second.read(buf, start) else {
-            self.missed(start);
-            return None;
+        let end = match first.read(buf, start) {
+            Some(end) => end,
+            None => {
+                let Some(end) = second.read(buf, start) else {
+                    self.missed(start);
+                    return None;
+                };
+                std::mem::swap(first, second);
+                end
+            }
         };
-        std::mem::swap(first, second);
+        if let Some(found) = found {
+            for (&r, &(a, b)) in self.roles.iter().zip(&first.ranges) {
+                found.from[r as usize] = start + usize::from(a);
+                found.to[r as usize] = start + usize::from(b);
+            }
+            // Only a tail's hit sets these, and a shape with a live tail has no repeat.
+            found.dims = None;
+        }
         Some(end)
     }
 
@@ -216,16 +255,17 @@ impl Repeat {
         }
     }
 
-    /// Remembers `text`, an event the shape of `slots` and `fixed` read and no entry
-    /// matched ([`Repeat::wants`] it), in place of the entry that matched less lately.
-    pub(super) fn remember(&mut self, text: &[u8], slots: &[Slot], fixed: &[u8]) {
+    /// Remembers `text`, the event at `start` the shape just read slot by slot (its
+    /// roles' ranges in `found`) and no entry matched ([`Repeat::wants`] it), in place of
+    /// the entry that matched less lately.
+    pub(super) fn remember(&mut self, text: &[u8], start: usize, found: &Found) {
         if !self.live {
             return;
         }
         self.missed_at = None;
         let [first, second] = &mut self.entries;
         std::mem::swap(first, second);
-        first.set(text, slots, fixed);
+        first.set(text, start, found, &self.roles, self.nums);
     }
 }
 
