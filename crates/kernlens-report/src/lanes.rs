@@ -231,6 +231,32 @@ impl LaneRecorder {
         i
     }
 
+    /// [`LaneRecorder::is_comm`], by the reader's number for the name when it gave one
+    /// (equal numbers are equal names): an index, where a name is compared whole.
+    fn is_comm_numbered(&mut self, name: &str, name_id: Option<u64>) -> bool {
+        let Some(id) = name_id else {
+            return self.is_comm(name);
+        };
+        let (serial, n) = (id >> 32, (id & u64::from(u32::MAX)) as usize);
+        if self.comm.serial != Some(serial) {
+            self.comm.serial = Some(serial);
+            self.comm.by_number.clear();
+        }
+        if let Some(&known) = self.comm.by_number.get(n)
+            && known != UNKNOWN
+        {
+            return known == COMM;
+        }
+        let c = self.is_comm(name);
+        if self.comm.by_number.len() <= n {
+            self.comm.by_number.resize(n + 1, UNKNOWN);
+        }
+        if let Some(slot) = self.comm.by_number.get_mut(n) {
+            *slot = if c { COMM } else { NOT_COMM };
+        }
+        c
+    }
+
     fn is_comm(&mut self, name: &str) -> bool {
         if let Some(c) = self.comm.recent(name) {
             return c;
@@ -266,13 +292,23 @@ const RECENT: usize = 64;
 struct CommNames {
     recent: Vec<Option<(Box<str>, bool)>>,
     all: HashMap<Box<str>, bool>,
+    /// The decisions by the reader's name number ([`UNKNOWN`], [`COMM`], [`NOT_COMM`]),
+    /// for the read whose serial (the number's high half) is `serial`.
+    by_number: Vec<u8>,
+    serial: Option<u64>,
 }
+
+const UNKNOWN: u8 = 0;
+const COMM: u8 = 1;
+const NOT_COMM: u8 = 2;
 
 impl Default for CommNames {
     fn default() -> Self {
         CommNames {
             recent: vec![None; RECENT],
             all: HashMap::new(),
+            by_number: Vec::new(),
+            serial: None,
         }
     }
 }
@@ -336,7 +372,7 @@ impl EventObserver for LaneRecorder {
         }
         let kind = match ev.cat {
             "kernel" => {
-                if self.is_comm(ev.name) {
+                if self.is_comm_numbered(ev.name, ev.name_id) {
                     Kind::Comm
                 } else {
                     Kind::Compute
