@@ -1632,6 +1632,27 @@ mod tests {
         }
     }
 
+    /// Reads the events at `starts` in order as a walk would (a shape's read, else the
+    /// parser's, which teaches a shape): each shape read must equal the parser's.
+    fn read_as_the_parser(
+        shapes: &mut Shapes,
+        doc: &[u8],
+        starts: &[usize],
+        wanted: Wanted,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        for &s in starts {
+            let want = by_parser(doc, s, wanted);
+            match shapes.read(doc, s, wanted) {
+                Some((ev, end)) => {
+                    proptest::prop_assert_eq!((format!("{:?}", Ok::<_, ()>(ev)), end), want);
+                }
+                None if want.0.starts_with("Ok") => shapes.learn(doc, s, want.1),
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Tail hits summed over the learned shapes.
     fn tail_hits(shapes: &Shapes) -> u32 {
         shapes
@@ -1785,19 +1806,8 @@ mod tests {
                     spans.push((s, doc.len()));
                     doc.extend_from_slice(b",\n");
                 }
-                for &(s, _) in &spans {
-                    let want = by_parser(&doc, s, wanted);
-                    match shapes.read(&doc, s, wanted) {
-                        Some((ev, end)) => {
-                            proptest::prop_assert_eq!((format!("{:?}", Ok::<_, ()>(ev)), end), want);
-                        }
-                        None => {
-                            if want.0.starts_with("Ok") {
-                                shapes.learn(&doc, s, want.1);
-                            }
-                        }
-                    }
-                }
+                let starts: Vec<usize> = spans.iter().map(|&(s, _)| s).collect();
+                read_as_the_parser(&mut shapes, &doc, &starts, wanted)?;
             }
         }
     }
@@ -1906,19 +1916,7 @@ mod tests {
                     doc.extend_from_slice(&ev);
                     doc.extend_from_slice(b",\n");
                 }
-                for &s in &starts {
-                    let want = by_parser(&doc, s, wanted);
-                    match shapes.read(&doc, s, wanted) {
-                        Some((ev, end)) => {
-                            proptest::prop_assert_eq!((format!("{:?}", Ok::<_, ()>(ev)), end), want);
-                        }
-                        None => {
-                            if want.0.starts_with("Ok") {
-                                shapes.learn(&doc, s, want.1);
-                            }
-                        }
-                    }
-                }
+                read_as_the_parser(&mut shapes, &doc, &starts, wanted)?;
             }
         }
     }
@@ -2045,19 +2043,7 @@ mod tests {
                 doc.extend_from_slice(b",\n");
             }
             doc.extend_from_slice(&[b' '; 300]);
-            for &s in &spans {
-                let want = by_parser(&doc, s, ANALYSIS);
-                match shapes.read(&doc, s, ANALYSIS) {
-                    Some((ev, end)) => {
-                        proptest::prop_assert_eq!((format!("{:?}", Ok::<_, ()>(ev)), end), want);
-                    }
-                    None => {
-                        if want.0.starts_with("Ok") {
-                            shapes.learn(&doc, s, want.1);
-                        }
-                    }
-                }
-            }
+            read_as_the_parser(&mut shapes, &doc, &spans, ANALYSIS)?;
         }
     }
 }
