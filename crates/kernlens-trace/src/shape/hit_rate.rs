@@ -37,12 +37,12 @@ impl HitRate {
 
     #[inline(always)]
     pub(super) fn tried(&mut self) {
-        self.tries += 1;
+        self.tries = self.tries.saturating_add(1);
     }
 
     #[inline(always)]
     pub(super) fn hit(&mut self) {
-        self.hits += 1;
+        self.hits = self.hits.saturating_add(1);
     }
 
     /// Called on a miss before remembering what was read: false, and no more tries from

@@ -219,7 +219,7 @@ impl Repeat {
         if !self.live {
             return None;
         }
-        self.tries += 1;
+        self.tries = self.tries.saturating_add(1);
         let [first, second] = &mut self.entries;
         let end = match first.read(buf, start) {
             Some(end) => end,
@@ -248,7 +248,7 @@ impl Repeat {
     #[cold]
     fn missed(&mut self, start: usize) {
         self.missed_at = Some(start);
-        self.misses += 1;
+        self.misses = self.misses.saturating_add(1);
         if self.tries >= JUDGE_AFTER {
             self.live = self.misses <= MAX_MISSES;
             (self.tries, self.misses) = (0, 0);
