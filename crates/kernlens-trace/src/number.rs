@@ -139,6 +139,11 @@ fn sixteen_digits(digits: u128) -> u64 {
 /// and 0 to 3 fraction digits.
 #[inline(never)]
 fn other_micros_window(w: &[u8; 32], len: usize) -> Option<i64> {
+    // Read once: `w` may lie in a map of a file that shrinks under the read (its bytes
+    // turn to zeros), and the digits checked below must be the digits converted after
+    // (the read that saw the change is discarded, but may not panic meanwhile).
+    let w: [u8; 32] = *w;
+    let w = &w;
     let (a, b) = w.split_at(16);
     let (a, b): (&[u8; 16], &[u8; 16]) = (a.try_into().ok()?, b.try_into().ok()?);
     if len > 19 {
