@@ -20,7 +20,7 @@
 //! kept as raw JSON text (`Input Dims`, `Input type`) and any other list whose length
 //! varies from event to event are one slot each, scanned by [`raw_end`].
 
-use crate::event::{Args, Cat, Event, IdRaw, Wanted, keeps_cat};
+use crate::event::{Cat, IdRaw, Wanted};
 use crate::json::{self, Cursor, RawStr, Scalar, find_string_stop, number_end, parse_int};
 use crate::member::Member;
 use crate::number::{micros_text_to_ns, micros_window};
@@ -191,8 +191,8 @@ struct Shape {
     /// The bytes after the last value that varies, remembered per kernel (None when the
     /// shape has too few slots there).
     tail: Option<Box<Tail>>,
-    /// The last event of this shape the caller did not keep, to read the next one by
-    /// (made at the first such event).
+    /// The last two events of this shape the caller did not keep, to read the next one
+    /// by (made at the first such event).
     repeat: Option<Box<Repeat>>,
 
     /// The category every event of this shape has (its `cat` is in the fixed bytes).
@@ -273,7 +273,7 @@ impl Shapes {
         buf: &'a [u8],
         start: usize,
         wanted: Wanted,
-    ) -> Option<(Option<Event<'a>>, usize)> {
+    ) -> Option<(Option<crate::event::Event<'a>>, usize)> {
         let mut one = None;
         let (kept, end) = self.read_into(buf, start, wanted, &mut one)?;
         debug_assert_eq!(kept, one.is_some());
@@ -302,8 +302,8 @@ impl Shapes {
         }
         self.skipped = false;
         let (found, lists) = (&mut self.found, &mut self.lists);
-        // An event nobody keeps that repeats the last one of its shape but for digits
-        // needs no slot read (`repeat`).
+        // An event nobody keeps that repeats one of the last two of its shape but for
+        // digits needs no slot read (`repeat`).
         let mut repeated = false;
         let mut hit = self
             .shapes
@@ -655,64 +655,6 @@ impl Slot {
 }
 
 impl Shape {
-    /// The event this shape just read into `f`, as the parser would give it (None when
-    /// the caller does not want it).
-    #[inline(always)]
-    fn event<'a>(&self, f: &Found, buf: &'a [u8], wanted: Wanted) -> Option<Event<'a>> {
-        let cat = self.cat;
-        if !keeps_cat(cat, self.ph_x, wanted) {
-            return None;
-        }
-        let v = Values {
-            shape: self,
-            f,
-            buf,
-        };
-        let int = |r: Role| v.int(r);
-        let string = |r: Role| v.string(r);
-        let list = |r: Role| v.list(r);
-        // The category's filter, the parser's (member.rs), applied to `args`.
-        let args = if matches!(cat, Cat::Other | Cat::Flow) {
-            Args::default()
-        } else {
-            let kept = |m: Member| m.kept_for(cat);
-            Args {
-                correlation: int(Role::Correlation),
-                external_id: int(Role::ExternalId),
-                device: kept(Member::Device).then(|| int(Role::Device)).flatten(),
-                grid: kept(Member::Grid).then(|| v.dims().0).flatten(),
-                block: kept(Member::Block).then(|| v.dims().1).flatten(),
-                input_dims: kept(Member::InputDims)
-                    .then(|| list(Role::InputDims))
-                    .flatten(),
-                input_type: kept(Member::InputType)
-                    .then(|| list(Role::InputType))
-                    .flatten(),
-                kernel_file: kept(Member::KernelFile)
-                    .then(|| string(Role::KernelFile))
-                    .flatten(),
-                kernel_backend: kept(Member::KernelBackend)
-                    .then(|| string(Role::KernelBackend))
-                    .flatten(),
-            }
-        };
-        Some(Event {
-            cat,
-            ph_x: self.ph_x,
-            ph_m: self.ph_m,
-            id: int(Role::Id),
-            name: string(Role::Name).unwrap_or(RawStr {
-                raw: b"",
-                escaped: false,
-            }),
-            pid: v.id(Role::Pid),
-            tid: v.id(Role::Tid),
-            ts: v.time(Role::Ts),
-            dur: v.time(Role::Dur).max(0),
-            args,
-        })
-    }
-
     /// Reads `buf` at `start` against this shape.
     #[inline(always)]
     fn read(

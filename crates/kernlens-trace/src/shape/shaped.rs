@@ -4,8 +4,9 @@
 //! event would hold it.
 
 use super::{Found, Role, Shape, Values};
-use crate::event::{Cat, Event, Wanted};
+use crate::event::{Args, Cat, Event, Wanted, keeps_cat};
 use crate::json::RawStr;
+use crate::member::Member;
 
 /// An event a shape has just read: the event built as the parser builds it
 /// ([`Shaped::event`]), or only the few values a writer asks for, each decoded from its
@@ -18,10 +19,52 @@ pub(crate) struct Shaped<'s, 'a> {
 }
 
 impl<'a> Shaped<'_, 'a> {
-    /// The event as the parser gives it (None when `wanted` does not keep it).
+    /// The event as the parser gives it (None when `wanted` does not keep it), each member
+    /// decoded by the accessor a writer that needs only it calls.
     #[inline(always)]
     pub(crate) fn event(&self, wanted: Wanted) -> Option<Event<'a>> {
-        self.shape.event(self.f, self.buf, wanted)
+        let cat = self.cat();
+        if !keeps_cat(cat, self.ph_x(), wanted) {
+            return None;
+        }
+        let v = self.values();
+        // The category's filter, the parser's (member.rs), applied to `args`.
+        let args = if self.args_read() {
+            let kept = |m: Member| m.kept_for(cat);
+            Args {
+                correlation: self.correlation(),
+                external_id: self.external_id(),
+                device: kept(Member::Device).then(|| v.int(Role::Device)).flatten(),
+                grid: kept(Member::Grid).then(|| v.dims().0).flatten(),
+                block: kept(Member::Block).then(|| v.dims().1).flatten(),
+                input_dims: kept(Member::InputDims)
+                    .then(|| v.list(Role::InputDims))
+                    .flatten(),
+                input_type: kept(Member::InputType)
+                    .then(|| v.list(Role::InputType))
+                    .flatten(),
+                kernel_file: kept(Member::KernelFile)
+                    .then(|| v.string(Role::KernelFile))
+                    .flatten(),
+                kernel_backend: kept(Member::KernelBackend)
+                    .then(|| v.string(Role::KernelBackend))
+                    .flatten(),
+            }
+        } else {
+            Args::default()
+        };
+        Some(Event {
+            cat,
+            ph_x: self.ph_x(),
+            ph_m: self.ph_m(),
+            id: self.id(),
+            name: self.name(),
+            pid: v.id(Role::Pid),
+            tid: v.id(Role::Tid),
+            ts: self.ts(),
+            dur: v.time(Role::Dur).max(0),
+            args,
+        })
     }
 
     #[inline(always)]
@@ -88,8 +131,7 @@ impl<'a> Shaped<'_, 'a> {
             .flatten()
     }
 
-    /// Whether [`Shape::event`] reads this category's `args` (its `Cat::Other | Cat::Flow`
-    /// test: keep the two alike).
+    /// Whether this category's `args` are read (`Other` and `Flow` keep none).
     #[inline(always)]
     fn args_read(&self) -> bool {
         !matches!(self.shape.cat, Cat::Other | Cat::Flow)
