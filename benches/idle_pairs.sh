@@ -9,8 +9,11 @@ set -u
 # Usage: benches/idle_pairs.sh [ROUNDS]   (15 rounds by default)
 cd "$(dirname "$0")/.."
 B=${KERNLENS_BENCH_BIN:-$PWD/.bench}; export LD_LIBRARY_PATH=$B; chmod +x $B/* 2>/dev/null
-$B/scale fixtures/traces/graph_many.json.gz /tmp/gm12.json --copies 12 >/dev/null
-cp /tmp/gm12.json /tmp/gm12b.json; gzip -k -6 -f /tmp/gm12.json
+# Inputs are made once; a fresh copy's writeback would otherwise run under the first rounds.
+[ -s /tmp/gm12.json ] || $B/scale fixtures/traces/graph_many.json.gz /tmp/gm12.json --copies 12 >/dev/null
+[ -s /tmp/gm12b.json ] || cp /tmp/gm12.json /tmp/gm12b.json
+[ -s /tmp/gm12.json.gz ] || gzip -k -6 -f /tmp/gm12.json
+sync
 W=$($B/kernlens summary --json /tmp/gm12.json | python3 -c 'import json,sys; a=json.load(sys.stdin); s=a["trace_start_us"]; d=a["timeline"]["total_us"]; print("%.3f:%.3f" % (s+.45*d, s+.55*d))')
 cat /tmp/gm12.json /tmp/gm12b.json /tmp/gm12.json.gz > /dev/null
 python3 - "$B" "$W" "${1:-15}" <<'PY'

@@ -122,7 +122,7 @@ pub struct AtomicFile {
 #[derive(Debug)]
 enum Sink {
     /// A temporary file beside a target that is (or will be) a regular file.
-    Temp(BufWriter<NamedTempFile>),
+    Temp(BufWriter<Trickle>),
     /// A target that is a stream (device, FIFO, socket), written in place.
     Stream(BufWriter<File>),
 }
@@ -186,7 +186,7 @@ impl AtomicFile {
         }
         Ok(AtomicFile {
             target,
-            file: Sink::Temp(BufWriter::new(temp)),
+            file: Sink::Temp(BufWriter::new(Trickle::new(temp))),
         })
     }
 
@@ -213,10 +213,13 @@ impl AtomicFile {
                 return stream.flush().map_err(io_err("write", &self.target));
             }
         };
-        let temp = temp.into_inner().map_err(|e| {
-            let (error, writer) = e.into_parts();
-            io_err("write", writer.get_ref().path())(error)
-        })?;
+        let temp = temp
+            .into_inner()
+            .map_err(|e| {
+                let (error, writer) = e.into_parts();
+                io_err("write", writer.get_ref().file.path())(error)
+            })?
+            .file;
         temp.as_file()
             .sync_all()
             .map_err(io_err("sync", temp.path()))?;
@@ -245,6 +248,71 @@ impl Write for AtomicFile {
         }
     }
 }
+
+/// Bytes written between two starts of the kernel's writeback of a temporary file.
+const TRICKLE_STEP: u64 = 4 << 20;
+
+/// A temporary file whose written bytes are handed to the kernel's writeback every
+/// [`TRICKLE_STEP`] bytes, so the disk writes them while the rest is produced.
+///
+/// Why: `commit`'s fsync otherwise waits for the whole output at once. A 78 MB split chunk
+/// waited 27-30 ms in that fsync here, a tenth of the whole split. Starting writeback is a
+/// hint that waits for nothing (Linux `sync_file_range` with `SYNC_FILE_RANGE_WRITE`;
+/// elsewhere nothing): a failure to start it is ignored, since the fsync that follows
+/// reports every write error anyway.
+#[derive(Debug)]
+struct Trickle {
+    file: NamedTempFile,
+    /// Bytes written so far, and the offset up to which writeback was started.
+    written: u64,
+    started: u64,
+}
+
+impl Trickle {
+    fn new(file: NamedTempFile) -> Self {
+        Trickle {
+            file,
+            written: 0,
+            started: 0,
+        }
+    }
+}
+
+impl Write for Trickle {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        if self.written - self.started >= TRICKLE_STEP {
+            start_writeback(
+                self.file.as_file(),
+                self.started,
+                self.written - self.started,
+            );
+            self.started = self.written;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+        return;
+    };
+    // SAFETY: the descriptor is open for as long as `file` is borrowed; the call reads no
+    // memory of ours.
+    let _ = unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
+    };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File, _offset: u64, _len: u64) {}
 
 /// Whether a target (its metadata, symlinks followed) is a stream to write in place rather
 /// than a file to replace: anything that is neither a regular file nor a directory.
@@ -284,6 +352,30 @@ mod tests {
         out.commit().unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"new");
         assert_eq!(entries(dir.path()), ["out.json"]);
+    }
+
+    /// Writeback is started behind the writer every step, and the bytes read back whole.
+    #[test]
+    fn a_long_output_starts_writeback_as_it_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("chunk.json");
+        let piece: Vec<u8> = (0..65_536u32).map(|i| (i % 251) as u8).collect();
+        let pieces = (3 * TRICKLE_STEP as usize + 1000) / piece.len();
+        let mut out = AtomicFile::create(&target).unwrap();
+        for _ in 0..pieces {
+            out.write_all(&piece).unwrap();
+        }
+        out.flush().unwrap();
+        let Sink::Temp(temp) = &out.file else {
+            panic!("a new file is written beside its target")
+        };
+        let (written, started) = (temp.get_ref().written, temp.get_ref().started);
+        assert_eq!(written, (pieces * piece.len()) as u64);
+        assert!(started >= 3 * TRICKLE_STEP && written - started < TRICKLE_STEP);
+        out.commit().unwrap();
+        let back = fs::read(&target).unwrap();
+        assert_eq!(back.len(), pieces * piece.len());
+        assert!(back.chunks(piece.len()).all(|c| c == piece.as_slice()));
     }
 
     #[test]
