@@ -218,6 +218,10 @@ impl EventObserver for Tee<'_, '_> {
         self.0.read_done();
         self.1.read_done();
     }
+
+    fn observes_copies(&self) -> bool {
+        self.0.observes_copies() || self.1.observes_copies()
+    }
 }
 
 /// Where sources are searched, or why they are not.

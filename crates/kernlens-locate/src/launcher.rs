@@ -526,6 +526,11 @@ impl kernlens_trace::EventObserver for LauncherIndexBuilder {
         );
         self.observe_numbered(&ev, e.name_id);
     }
+
+    /// Copies and memsets launch nothing the index keeps.
+    fn observes_copies(&self) -> bool {
+        false
+    }
 }
 
 /// Whether a launch's name contains `GraphLaunch` (`cudaGraphLaunch`, `hipGraphLaunch`):

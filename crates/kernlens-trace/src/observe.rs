@@ -60,8 +60,9 @@ pub struct ObservedEvent<'a> {
     pub name_id: Option<u64>,
 }
 
-/// Receives every device event (kernel, `gpu_memcpy`, `gpu_memset`), launch
-/// (runtime/driver) and `python_function` event, in file order.
+/// Receives every device event (kernel, `gpu_memcpy`, `gpu_memset`; copies and memsets
+/// only when [`EventObserver::observes_copies`]), launch (runtime/driver) and
+/// `python_function` event, in file order.
 pub trait EventObserver {
     /// Called once per event, during the read, on the thread that called the analysis.
     /// Observing does not take the read off its parallel path (trace.md, Reading model).
@@ -72,6 +73,15 @@ pub trait EventObserver {
     /// its own work on what it saw meanwhile. Not called when the read fails. Does
     /// nothing by default.
     fn read_done(&mut self) {}
+
+    /// Whether the observer is handed `gpu_memcpy` and `gpu_memset` events: true by
+    /// default. An observer that ignores them says false, and the reader does not build
+    /// those events for it (a graph capture holds a memset for every few kernels, and
+    /// handing one over costs as much as handing over a kernel). Asked once, before the
+    /// read starts.
+    fn observes_copies(&self) -> bool {
+        true
+    }
 }
 
 /// Receives read progress during the pass, on the thread that called the analysis.

@@ -72,6 +72,8 @@ pub(crate) struct Feed<'o> {
     progress: Option<&'o mut dyn ProgressSink>,
     /// This read's serial, the high half of the `name_id`s it hands the observer.
     serial: u64,
+    /// The observer takes copies and memsets (`EventObserver::observes_copies`).
+    copies: bool,
 }
 
 /// Reads started in this process: the next read's serial.
@@ -81,6 +83,7 @@ impl<'o> Feed<'o> {
     pub(crate) fn new(observer: Option<&'o mut dyn EventObserver>) -> Self {
         Feed {
             fold: Collector::default(),
+            copies: observer.as_deref().is_some_and(|o| o.observes_copies()),
             observer,
             progress: None,
             serial: READS.fetch_add(1, Ordering::Relaxed),
@@ -158,6 +161,7 @@ impl<'o> Feed<'o> {
         };
         let cat = match rec.kind {
             GpuKind::Kernel => "kernel",
+            GpuKind::Memcpy if !self.copies => return,
             GpuKind::Memcpy if sight.memsets.get(i) == Some(&true) => "gpu_memset",
             GpuKind::Memcpy => "gpu_memcpy",
         };
@@ -184,6 +188,7 @@ impl<'o> Feed<'o> {
         if let Some(obs) = self.observer.as_deref_mut() {
             let cat = match ev.cat {
                 Cat::Kernel => Some("kernel"),
+                Cat::Memcpy | Cat::Memset if !self.copies => None,
                 Cat::Memcpy => Some("gpu_memcpy"),
                 Cat::Memset => Some("gpu_memset"),
                 Cat::Runtime => Some("cuda_runtime"),
@@ -761,9 +766,14 @@ mod tests {
     /// What an observer saw, owned: `(cat, name, pid, tid, ts_ns, dur_ns, correlation)`.
     type Seen = Vec<(String, String, String, String, i64, i64, Option<i64>)>;
 
-    struct Record(Seen);
+    /// What an observer saw, and whether it takes copies and memsets.
+    struct Record(Seen, bool);
 
     impl EventObserver for Record {
+        fn observes_copies(&self) -> bool {
+            self.1
+        }
+
         fn observe(&mut self, e: &ObservedEvent<'_>) {
             let id = |t: TraceId<'_>| format!("{t:?}");
             self.0.push((
@@ -782,6 +792,8 @@ mod tests {
     /// records: the observer still sees every observed event once, with its fields, in
     /// file order, whatever the regions and threads (digested kernels, copies and memsets
     /// interleaved with launches, Python frames and escaped names, which are not digested).
+    /// An observer that does not take copies sees the same events less every copy and
+    /// memset, digested or not.
     #[test]
     fn observed_events_keep_file_order_and_fields_whatever_the_regions() {
         let mut t = String::from("{\"traceEvents\":[");
@@ -789,7 +801,8 @@ mod tests {
         for i in 0..120i64 {
             let (cat, name) = match i % 6 {
                 0 => ("kernel", format!("gemm_{}", i % 4)),
-                1 => ("gpu_memcpy", "Memcpy DtoH".to_owned()),
+                1 if i % 12 == 1 => ("gpu_memcpy", "Memcpy DtoH".to_owned()),
+                1 => ("gpu_memcpy", "Memcpy \\u0044toH".to_owned()),
                 2 => ("gpu_memset", "Memset (Device)".to_owned()),
                 3 => ("cuda_runtime", "cudaLaunchKernel".to_owned()),
                 4 => ("python_function", format!("train.py({i}): step")),
@@ -809,7 +822,7 @@ mod tests {
             } else {
                 format!("Int({})", i % 3)
             };
-            let name = name.replace("\\u0041", "A");
+            let name = name.replace("\\u0041", "A").replace("\\u0044", "D");
             let pid = format!("Int({})", i % 2);
             expected.push((
                 cat.to_owned(),
@@ -822,8 +835,13 @@ mod tests {
             ));
         }
         t.push_str(r#"{"ph":"X","cat":"cpu_op","name":"last","ts":1,"dur":1}]}"#);
-        let observe = |threads: usize, cut: Cut| {
-            let mut seen = Record(Vec::new());
+        let copyless: Seen = expected
+            .iter()
+            .filter(|e| !e.0.starts_with("gpu_mem"))
+            .cloned()
+            .collect();
+        let observe = |threads: usize, cut: Cut, copies: bool| {
+            let mut seen = Record(Vec::new(), copies);
             let mut feed = Feed::new(Some(&mut seen));
             let plan = ReadPlan {
                 limits: &Limits::default(),
@@ -838,14 +856,20 @@ mod tests {
             drop(feed);
             seen.0
         };
-        assert_eq!(observe(1, Cut::DEFAULT), expected);
+        assert_eq!(observe(1, Cut::DEFAULT, true), expected);
+        assert_eq!(observe(1, Cut::DEFAULT, false), copyless);
         for region in [64, 300, 1000] {
             for threads in [1, 3] {
                 let cut = Cut { region, look: 256 };
                 assert_eq!(
-                    observe(threads, cut),
+                    observe(threads, cut, true),
                     expected,
                     "region {region} x{threads}"
+                );
+                assert_eq!(
+                    observe(threads, cut, false),
+                    copyless,
+                    "region {region} x{threads}, no copies"
                 );
             }
         }
