@@ -7,7 +7,7 @@
 # $KERNLENS_BENCH_BIN (default .bench/) holds stripped release builds: kernlens, and
 # optionally kernlens-base and kernlens-isal; scale; rg and libdeflate-gunzip (with any
 # shared library they need beside them).
-# Usage: benches/read_pairs.sh [ROUNDS]   (15 rounds by default)
+# Usage: [KERNLENS_CACHE_STATE=small|large] benches/read_pairs.sh [ROUNDS]   (15 rounds by default)
 set -u
 cd "$(dirname "$0")/.."
 B=${KERNLENS_BENCH_BIN:-$PWD/.bench}; export LD_LIBRARY_PATH=$B; chmod +x "$B"/* 2>/dev/null
@@ -16,6 +16,11 @@ B=${KERNLENS_BENCH_BIN:-$PWD/.bench}; export LD_LIBRARY_PATH=$B; chmod +x "$B"/*
 [ -s /tmp/gm12.json.gz ] || gzip -k -6 -f /tmp/gm12.json
 [ -s /tmp/e100.json.gz ] || gzip -k -6 -f /tmp/e100.json
 cat /tmp/gm12.json /tmp/e100.json /tmp/gm12.json.gz /tmp/e100.json.gz > /dev/null
+# KERNLENS_CACHE_STATE=small|large puts the plain inputs' cached pages in that state first
+# (benches/cache_state.py says why rg's time depends on it).
+if [ -n "${KERNLENS_CACHE_STATE:-}" ]; then
+  for f in /tmp/gm12.json /tmp/e100.json; do python3 benches/cache_state.py "$f" "$KERNLENS_CACHE_STATE"; done
+fi
 python3 - "$B" "${1:-15}" <<'PY'
 import os, statistics, subprocess, sys, time
 B, rounds = sys.argv[1], int(sys.argv[2])
