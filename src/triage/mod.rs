@@ -205,13 +205,36 @@ impl kernlens_trace::ProgressSink for PhaseBytes<'_, '_> {
     }
 }
 
-/// Two observers of one read: the launcher index and a caller's.
-struct Tee<'a, 'b>(&'a mut dyn EventObserver, &'b mut dyn EventObserver);
+/// Two observers of one read: the launcher index and a caller's, and which of them took
+/// the event last offered by its numbers (the whole event then goes to the other only).
+struct Tee<'a, 'b>(
+    &'a mut dyn EventObserver,
+    &'b mut dyn EventObserver,
+    (bool, bool),
+);
 
 impl EventObserver for Tee<'_, '_> {
     fn observe(&mut self, event: &kernlens_trace::ObservedEvent<'_>) {
-        self.0.observe(event);
-        self.1.observe(event);
+        // An event refused by its numbers comes here next (EventObserver::observe_numbered);
+        // any other was offered to neither.
+        let (first, second) = std::mem::take(&mut self.2);
+        if !first {
+            self.0.observe(event);
+        }
+        if !second {
+            self.1.observe(event);
+        }
+    }
+
+    fn observe_numbered(&mut self, event: &kernlens_trace::NumberedEvent) -> bool {
+        let taken = (
+            self.0.observe_numbered(event),
+            self.1.observe_numbered(event),
+        );
+        // Taken by both: no `observe` follows, so nothing is left pending.
+        let both = taken == (true, true);
+        self.2 = if both { (false, false) } else { taken };
+        both
     }
 
     fn read_done(&mut self) {
@@ -348,7 +371,7 @@ impl Triage {
                     Some(extra) => kernlens_trace::analyze_with_progress(
                         source,
                         &trace_options,
-                        Some(&mut Tee(&mut builder, extra)),
+                        Some(&mut Tee(&mut builder, extra, (false, false))),
                         &mut bytes,
                     ),
                     None => kernlens_trace::analyze_with_progress(
@@ -566,6 +589,73 @@ impl GroupSource {
             method: Method::NotFound,
             reason,
             confidence: Confidence::None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::Tee;
+    use kernlens_trace::{EventObserver, NumberedEvent, ObservedEvent, Options, TraceSource};
+    use std::collections::HashMap;
+
+    /// `(cat, name, ts_ns, dur_ns, correlation)` of every event an observer was handed.
+    type Seen = Vec<(String, String, i64, i64, Option<i64>)>;
+
+    /// Takes a device event by its numbers when `numbered` and its name is known.
+    #[derive(Default)]
+    struct Recorder {
+        numbered: bool,
+        names: HashMap<u64, String>,
+        seen: Seen,
+    }
+
+    impl EventObserver for Recorder {
+        fn observe(&mut self, e: &ObservedEvent<'_>) {
+            if let Some(id) = e.name_id {
+                self.names.insert(id, e.name.to_owned());
+            }
+            let (cat, name) = (e.cat.to_owned(), e.name.to_owned());
+            self.seen
+                .push((cat, name, e.ts_ns, e.dur_ns, e.correlation));
+        }
+
+        fn observe_numbered(&mut self, e: &NumberedEvent) -> bool {
+            let Some(name) = self.names.get(&e.name_id).filter(|_| self.numbered) else {
+                return false;
+            };
+            let (cat, name) = (e.kind.cat().to_owned(), name.clone());
+            self.seen
+                .push((cat, name, e.ts_ns, e.dur_ns, e.correlation));
+            true
+        }
+    }
+
+    fn read(observer: &mut dyn EventObserver) {
+        let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/traces/eager.json.gz");
+        let source = TraceSource::open(trace).unwrap();
+        kernlens_trace::analyze_observed(&source, &Options::default(), observer).unwrap();
+    }
+
+    /// Whichever side takes an event by its numbers, each side of the tee sees every event
+    /// once, in file order, as it would alone.
+    #[test]
+    fn each_side_of_a_tee_sees_every_event_once() {
+        let mut alone = Recorder::default();
+        read(&mut alone);
+        for (first, second) in [(true, false), (false, true), (true, true), (false, false)] {
+            let mut a = Recorder {
+                numbered: first,
+                ..Recorder::default()
+            };
+            let mut b = Recorder {
+                numbered: second,
+                ..Recorder::default()
+            };
+            read(&mut Tee(&mut a, &mut b, (false, false)));
+            assert_eq!(a.seen, alone.seen, "{first} {second}");
+            assert_eq!(b.seen, alone.seen, "{first} {second}");
         }
     }
 }

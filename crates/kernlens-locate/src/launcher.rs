@@ -268,6 +268,12 @@ impl std::fmt::Debug for LauncherIndexBuilder {
     }
 }
 
+/// A reader's name number as (read serial, number in that read): `ObservedEvent::name_id`
+/// carries the serial in its high half.
+fn split_name_id(id: u64) -> (u64, usize) {
+    (id >> 32, (id & u64::from(u32::MAX)) as usize)
+}
+
 /// Name numbers of one read the builder keeps a slot for (a trace has a few thousand
 /// names; past this, a name takes the hash path).
 const MAX_NAME_NUMBERS: usize = 1 << 20;
@@ -369,10 +375,29 @@ impl LauncherIndexBuilder {
     fn kernel(&mut self, name: &str, correlation: Option<i64>, name_id: Option<u64>) {
         if let Some(c) = correlation {
             let idx = self.kernel_index(name, name_id);
-            let list = &mut self.kernels[idx].1;
-            if list.len() < MAX_REMEMBERED {
-                list.push(c);
-            }
+            self.remember(idx, c);
+        }
+    }
+
+    /// Adds a launch of kernel `idx` to its list, while the list is short enough.
+    fn remember(&mut self, idx: usize, correlation: i64) {
+        let list = &mut self.kernels[idx].1;
+        if list.len() < MAX_REMEMBERED {
+            list.push(correlation);
+        }
+    }
+
+    /// The index in `kernels` of the name the reader numbered `name_id` in this read,
+    /// when a kernel of that number was taken before.
+    #[cfg(feature = "trace")]
+    fn known_kernel(&self, name_id: u64) -> Option<usize> {
+        let (read, n) = split_name_id(name_id);
+        if self.numbered.0 != read {
+            return None;
+        }
+        match self.numbered.1.get(n) {
+            Some(&Some(i)) => Some(i as usize),
+            _ => None,
         }
     }
 
@@ -381,7 +406,7 @@ impl LauncherIndexBuilder {
     fn kernel_index(&mut self, name: &str, name_id: Option<u64>) -> usize {
         // (read serial, number) of a number the table can hold.
         let key = name_id
-            .map(|id| (id >> 32, (id & u64::from(u32::MAX)) as usize))
+            .map(split_name_id)
             .filter(|&(_, n)| n < MAX_NAME_NUMBERS);
         if let Some((read, n)) = key {
             if self.numbered.0 != read {
@@ -530,6 +555,25 @@ impl kernlens_trace::EventObserver for LauncherIndexBuilder {
     /// Copies and memsets launch nothing the index keeps.
     fn observes_copies(&self) -> bool {
         false
+    }
+
+    /// A kernel whose name number this read already gave is taken by its number: the
+    /// same as `kernel` does with the whole event, without the reader decoding it.
+    fn observe_numbered(&mut self, e: &kernlens_trace::NumberedEvent) -> bool {
+        if e.kind != kernlens_trace::DeviceKind::Kernel {
+            return false;
+        }
+        let Some(c) = e.correlation else {
+            // `kernel` takes nothing without a correlation.
+            return true;
+        };
+        match self.known_kernel(e.name_id) {
+            Some(idx) => {
+                self.remember(idx, c);
+                true
+            }
+            None => false,
+        }
     }
 }
 

@@ -141,6 +141,25 @@ fn graph_replayed_kernels_have_no_evidence() {
     assert_eq!((l.line, l.function.as_str(), l.launches), (941, "call", 8));
 }
 
+/// The builder as the reader's observer takes kernels it knows by their name number
+/// (`EventObserver::observe_numbered`); built from the same events handed whole, the index
+/// is the same, launch counts included, on every fixture with launchers and without.
+#[test]
+fn kernels_taken_by_number_give_the_index_of_whole_events() {
+    for t in [
+        "eager.json.gz",
+        "compiled.json.gz",
+        "compiled_ro.json.gz",
+        "graph_many.json.gz",
+    ] {
+        let opts = LauncherOptions::default();
+        let source = TraceSource::open(traces().join(t)).unwrap();
+        let by_number = LauncherIndex::from_trace(&source, &opts).unwrap();
+        let whole = index(t, &opts);
+        assert_eq!(by_number.entries(), whole.entries(), "{t}");
+    }
+}
+
 #[test]
 fn graph_traces_without_frames_give_an_empty_index() {
     for t in ["graph.json.gz", "graph_many.json.gz"] {

@@ -130,7 +130,7 @@ pub use error::TraceError;
 pub use graph::is_graph_launch;
 pub use launch::LaunchRecord;
 pub use number::micros_text_to_ns;
-pub use observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
+pub use observe::{DeviceKind, EventObserver, NumberedEvent, ObservedEvent, ProgressSink, TraceId};
 pub use options::{Cycles, Limits, Options, StepSource, TimeWindow, WindowMode};
 pub use ranks::{
     BusySpread, FailedRank, RANKS_SCHEMA, RankEntry, RankFile, RankOutcome, RankReport,

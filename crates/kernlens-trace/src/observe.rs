@@ -60,6 +60,46 @@ pub struct ObservedEvent<'a> {
     pub name_id: Option<u64>,
 }
 
+/// Which device event a [`NumberedEvent`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeviceKind {
+    /// `kernel`.
+    Kernel,
+    /// `gpu_memcpy`.
+    Memcpy,
+    /// `gpu_memset`.
+    Memset,
+}
+
+impl DeviceKind {
+    /// The event's `cat`, as [`ObservedEvent::cat`] gives it.
+    pub fn cat(self) -> &'static str {
+        match self {
+            DeviceKind::Kernel => "kernel",
+            DeviceKind::Memcpy => "gpu_memcpy",
+            DeviceKind::Memset => "gpu_memset",
+        }
+    }
+}
+
+/// A device event offered by its numbers, before its name and ids are decoded
+/// ([`EventObserver::observe_numbered`]).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct NumberedEvent {
+    /// Kernel, copy or memset.
+    pub kind: DeviceKind,
+    /// The number of the event's name, as [`ObservedEvent::name_id`] gives it.
+    pub name_id: u64,
+    /// Start, ns.
+    pub ts_ns: i64,
+    /// Duration, ns (never negative).
+    pub dur_ns: i64,
+    /// `args.correlation` when it is an integer.
+    pub correlation: Option<i64>,
+}
+
 /// Receives every device event (kernel, `gpu_memcpy`, `gpu_memset`; copies and memsets
 /// only when [`EventObserver::observes_copies`]), launch (runtime/driver) and
 /// `python_function` event, in file order.
@@ -81,6 +121,23 @@ pub trait EventObserver {
     /// read starts.
     fn observes_copies(&self) -> bool {
         true
+    }
+
+    /// Offered first, for each device event whose name the reader numbered (the ones its
+    /// region workers digest), with only the fields that need no decoding. An observer
+    /// that needs nothing more of this event (it has seen the name under this `name_id`
+    /// already, and does not use `pid` or `tid`) takes it and returns true, and
+    /// [`EventObserver::observe`] is not called for it. One that returns false is handed
+    /// the same event through `observe` next, before any other. False by default, so every
+    /// event comes through `observe`.
+    ///
+    /// Why: building an [`ObservedEvent`] (the name and ids decoded, the struct filled, the
+    /// call) is most of what an observed read costs beyond a plain one, and an index keyed
+    /// on `name_id` needs none of it for a name it knows (the launcher index: a trace runs
+    /// a few dozen kernels a million times).
+    fn observe_numbered(&mut self, event: &NumberedEvent) -> bool {
+        let _ = event;
+        false
     }
 }
 

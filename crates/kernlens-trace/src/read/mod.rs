@@ -13,7 +13,9 @@ use std::borrow::Cow;
 use crate::collect::{Brief, Collector, Digest, GpuKind, GpuRec, Numbers, Resolve};
 use crate::error::TraceError;
 use crate::event::{Cat, Event, IdVal, Wanted};
-use crate::observe::{EventObserver, ObservedEvent, ProgressSink, TraceId};
+use crate::observe::{
+    DeviceKind, EventObserver, NumberedEvent, ObservedEvent, ProgressSink, TraceId,
+};
 use crate::options::Limits;
 use crate::provenance;
 use crate::report::ChunkProvenance;
@@ -159,23 +161,34 @@ impl<'o> Feed<'o> {
         let Some(obs) = self.observer.as_deref_mut() else {
             return;
         };
-        let cat = match rec.kind {
-            GpuKind::Kernel => "kernel",
+        let kind = match rec.kind {
+            GpuKind::Kernel => DeviceKind::Kernel,
             GpuKind::Memcpy if !self.copies => return,
-            GpuKind::Memcpy if sight.memsets.get(i) == Some(&true) => "gpu_memset",
-            GpuKind::Memcpy => "gpu_memcpy",
+            GpuKind::Memcpy if sight.memsets.get(i) == Some(&true) => DeviceKind::Memset,
+            GpuKind::Memcpy => DeviceKind::Memcpy,
         };
+        let name_id = self.serial << 32 | u64::from(name_id);
+        let numbered = NumberedEvent {
+            kind,
+            name_id,
+            ts_ns: rec.ts,
+            dur_ns: rec.dur,
+            correlation: rec.corr(),
+        };
+        if obs.observe_numbered(&numbered) {
+            return;
+        }
         sight.decode(rec);
         let (name, pid, tid) = sight.get(rec);
         obs.observe(&ObservedEvent {
-            cat,
+            cat: kind.cat(),
             name,
             pid,
             tid,
             ts_ns: rec.ts,
             dur_ns: rec.dur,
-            correlation: rec.corr(),
-            name_id: Some(self.serial << 32 | u64::from(name_id)),
+            correlation: numbered.correlation,
+            name_id: Some(name_id),
         });
     }
 
@@ -872,6 +885,90 @@ mod tests {
                     "region {region} x{threads}, no copies"
                 );
             }
+        }
+    }
+
+    /// An observer that takes a device event by its numbers once it has seen its name
+    /// whole under that number: `(cat, name, ts_ns, dur_ns, correlation)` of each event,
+    /// and how many came by number.
+    #[derive(Default)]
+    struct ByNumber {
+        seen: Vec<(String, String, i64, i64, Option<i64>)>,
+        names: std::collections::HashMap<u64, String>,
+        taken: usize,
+    }
+
+    impl EventObserver for ByNumber {
+        fn observe_numbered(&mut self, e: &NumberedEvent) -> bool {
+            let Some(name) = self.names.get(&e.name_id) else {
+                return false;
+            };
+            let name = name.clone();
+            let kind = e.kind.cat().to_owned();
+            self.seen
+                .push((kind, name, e.ts_ns, e.dur_ns, e.correlation));
+            self.taken += 1;
+            true
+        }
+
+        fn observe(&mut self, e: &ObservedEvent<'_>) {
+            if let Some(id) = e.name_id {
+                self.names.insert(id, e.name.to_owned());
+            }
+            let (cat, name) = (e.cat.to_owned(), e.name.to_owned());
+            self.seen
+                .push((cat, name, e.ts_ns, e.dur_ns, e.correlation));
+        }
+    }
+
+    /// Device events taken by their numbers keep their place, kind and fields: whatever
+    /// the regions and threads, an observer taking every event it can by number sees each
+    /// event once, in file order, as one taking none sees it.
+    #[test]
+    fn events_taken_by_number_keep_their_place_and_fields() {
+        let gz = std::fs::read(crate::test_files::fixture("eager.json.gz")).unwrap();
+        let t = crate::test_files::gunzip(&gz);
+        let read = |threads: usize, cut: Cut, numbered: bool| {
+            let mut by_number = ByNumber::default();
+            let mut whole = Record(Vec::new(), true);
+            let observer: &mut dyn EventObserver =
+                if numbered { &mut by_number } else { &mut whole };
+            let mut feed = Feed::new(Some(observer));
+            let plan = ReadPlan {
+                limits: &Limits::default(),
+                threads: Some(threads),
+                cut,
+                stream_cut: cut,
+                map: true,
+            };
+            let source = TraceSource::from_bytes("t.json", t.clone());
+            let out = read(&source, &plan, &mut feed).unwrap();
+            assert!(out.stream_errors.is_empty(), "{:?}", out.stream_errors);
+            drop(feed);
+            let seen: Vec<_> = if numbered {
+                by_number.seen
+            } else {
+                whole
+                    .0
+                    .into_iter()
+                    .map(|(c, n, _, _, ts, d, corr)| (c, n, ts, d, corr))
+                    .collect()
+            };
+            (seen, by_number.taken)
+        };
+        let (expected, _) = read(1, Cut::DEFAULT, false);
+        for (region, threads) in [(1 << 20, 1), (1 << 20, 2), (20_000, 3), (5_000, 2)] {
+            let cut = Cut { region, look: 4096 };
+            let (seen, taken) = read(threads, cut, true);
+            assert_eq!(seen, expected, "region {region} x{threads}");
+            let device = expected
+                .iter()
+                .filter(|e| e.0 == "kernel" || e.0.starts_with("gpu_mem"))
+                .count();
+            assert!(
+                taken > device / 2,
+                "{taken} of {device} device events taken by number"
+            );
         }
     }
 
