@@ -13,11 +13,16 @@ use std::thread::JoinHandle;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use kernlens_trace::{
-    Analysis, COMM_PATTERNS, EventObserver, ObservedEvent, StreamId, TimeWindow, TraceId,
+    Analysis, COMM_PATTERNS, DeviceKind, EventObserver, NumberedEvent, ObservedEvent, StreamId,
+    TimeWindow, TraceId,
 };
 
 use crate::bins::{Coverage, Edges, UnionBins};
 use crate::packed::{Merge, Ordered, Packed};
+
+/// Track numbers of one read the recorder keeps a lane slot for (a trace has a few
+/// dozen `(pid, tid)` pairs with device events; past this, an event is recorded whole).
+const MAX_TRACK_NUMBERS: usize = 1 << 16;
 
 /// The most bins a lane is drawn with.
 pub const MAX_BINS: usize = 2000;
@@ -164,6 +169,10 @@ pub struct LaneRecorder {
     hi: i64,
     /// Whether each kernel name is communication, decided once per name.
     comm: CommNames,
+    /// The lane of each `(pid, tid)` number the reader gave (`ObservedEvent::track_id`),
+    /// for the read whose serial is the first: an event whose track and name are known
+    /// is recorded from its numbers alone.
+    by_track: (Option<u64>, Vec<Option<u32>>),
     runtime_graph: HashSet<i64>,
     driver_graph: HashSet<i64>,
     /// The binning started when the read was done.
@@ -186,6 +195,7 @@ impl LaneRecorder {
             lo: i64::MAX,
             hi: i64::MIN,
             comm: CommNames::default(),
+            by_track: (None, Vec::new()),
             runtime_graph: HashSet::new(),
             driver_graph: HashSet::new(),
             background: None,
@@ -233,6 +243,59 @@ impl LaneRecorder {
 
     /// [`LaneRecorder::is_comm`], by the reader's number for the name when it gave one
     /// (equal numbers are equal names): an index, where a name is compared whole.
+    /// Notes that the reader's number `track` stands for lane `lane`.
+    fn note_track(&mut self, track: u64, lane: usize) {
+        let (serial, n) = (track >> 32, (track & u64::from(u32::MAX)) as usize);
+        let (Ok(lane), true) = (u32::try_from(lane), n < MAX_TRACK_NUMBERS) else {
+            return;
+        };
+        if self.by_track.0 != Some(serial) {
+            self.by_track = (Some(serial), Vec::new());
+        }
+        let lanes = &mut self.by_track.1;
+        if lanes.len() <= n {
+            lanes.resize(n + 1, None);
+        }
+        lanes[n] = Some(lane);
+    }
+
+    /// The lane of the reader's number `track`, when an event of it was recorded whole.
+    fn known_track(&self, track: u64) -> Option<usize> {
+        let (serial, n) = (track >> 32, (track & u64::from(u32::MAX)) as usize);
+        if self.by_track.0 != Some(serial) {
+            return None;
+        }
+        self.by_track
+            .1
+            .get(n)
+            .copied()
+            .flatten()
+            .map(|l| l as usize)
+    }
+
+    /// Whether the kernel name the reader numbered `name_id` is communication, when a
+    /// kernel of that number was recorded whole.
+    fn known_comm(&self, name_id: u64) -> Option<bool> {
+        let (serial, n) = (name_id >> 32, (name_id & u64::from(u32::MAX)) as usize);
+        if self.comm.serial != Some(serial) {
+            return None;
+        }
+        match self.comm.by_number.get(n) {
+            Some(&known) if known != UNKNOWN => Some(known == COMM),
+            _ => None,
+        }
+    }
+
+    /// Adds `[ts, ts + dur)` of `kind` to lane `i`.
+    fn record(&mut self, i: usize, ts: i64, dur: i64, correlation: Option<i64>, kind: Kind) {
+        let (s, e) = (ts, ts.saturating_add(dur.max(0)));
+        self.lo = self.lo.min(s);
+        self.hi = self.hi.max(e);
+        if let Some(lane) = self.lanes.get_mut(i) {
+            lane.ivs.push(Iv::new(s, e, correlation, kind));
+        }
+    }
+
     fn is_comm_numbered(&mut self, name: &str, name_id: Option<u64>) -> bool {
         let Some(id) = name_id else {
             return self.is_comm(name);
@@ -395,12 +458,33 @@ impl EventObserver for LaneRecorder {
             _ => return,
         };
         let i = self.lane(ev.pid, ev.tid);
-        let (s, e) = (ev.ts_ns, ev.ts_ns.saturating_add(ev.dur_ns.max(0)));
-        self.lo = self.lo.min(s);
-        self.hi = self.hi.max(e);
-        if let Some(lane) = self.lanes.get_mut(i) {
-            lane.ivs.push(Iv::new(s, e, ev.correlation, kind));
+        if let Some(track) = ev.track_id {
+            self.note_track(track, i);
         }
+        self.record(i, ev.ts_ns, ev.dur_ns, ev.correlation, kind);
+    }
+
+    /// A device event whose lane (by `track_id`) and, for a kernel, kind (by `name_id`)
+    /// an event recorded whole already gave is recorded from its numbers.
+    fn observe_numbered(&mut self, ev: &NumberedEvent) -> bool {
+        if self.background.is_some() {
+            // `observe` would record nothing either.
+            return true;
+        }
+        let Some(i) = ev.track_id.and_then(|t| self.known_track(t)) else {
+            return false;
+        };
+        let kind = match ev.kind {
+            DeviceKind::Kernel => match self.known_comm(ev.name_id) {
+                Some(true) => Kind::Comm,
+                Some(false) => Kind::Compute,
+                None => return false,
+            },
+            DeviceKind::Memcpy | DeviceKind::Memset => Kind::Memcpy,
+            _ => return false,
+        };
+        self.record(i, ev.ts_ns, ev.dur_ns, ev.correlation, kind);
+        true
     }
 }
 

@@ -600,3 +600,72 @@ fn lanes_are_the_same_whether_binned_beside_the_analysis_or_after_it() {
         assert!(beside.pooled.scope.busy_ns > 0);
     }
 }
+
+/// Forwards whole events and events offered by their numbers, counting those taken.
+struct Counting<'a>(&'a mut kernlens_report::LaneRecorder, usize);
+
+impl kernlens_trace::EventObserver for Counting<'_> {
+    fn observe(&mut self, event: &kernlens_trace::ObservedEvent<'_>) {
+        self.0.observe(event);
+    }
+
+    fn observe_numbered(&mut self, event: &kernlens_trace::NumberedEvent) -> bool {
+        let taken = self.0.observe_numbered(event);
+        self.1 += usize::from(taken);
+        taken
+    }
+}
+
+/// A trace long enough to be read in several regions (so its device events are digested
+/// and offered by their numbers): communication and compute kernels on two GPUs' streams,
+/// with copies and memsets among them.
+fn long_mixed_trace() -> Vec<u8> {
+    let mut kernels = Vec::new();
+    let mut extra = Vec::new();
+    for i in 0..40_000i64 {
+        let ts = i as f64 * 3.0;
+        let (pid, tid) = (i % 2, 7 + (i / 2) % 3);
+        let name = match i % 5 {
+            0 => "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            1 | 3 => "void gemm_kernel<float, 128>(float const*, float*)",
+            _ => "softmax_warp_forward",
+        };
+        if i % 7 == 0 {
+            let cat = if i % 14 == 0 {
+                "gpu_memcpy"
+            } else {
+                "gpu_memset"
+            };
+            extra.push(format!(
+                r#"{{"ph":"X","cat":"{cat}","name":"Memcpy DtoD","pid":{pid},"tid":{tid},"ts":{ts},"dur":1.5,"args":{{"correlation":{i},"device":{pid}}}}}"#
+            ));
+        }
+        kernels.push((name, pid, tid, ts, 2.0 + (i % 3) as f64, i));
+    }
+    trace(&kernels, &extra)
+}
+
+/// Device events recorded from their numbers (the lane by `track_id`, a kernel's kind by
+/// `name_id`) give the lanes that whole events give: on a long synthetic trace with
+/// communication kernels, and on real captures with several streams and copies.
+#[test]
+fn lanes_recorded_by_number_are_the_lanes_of_whole_events() {
+    use kernlens_report::LaneRecorder;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces");
+    let sources = ["graph_many.json.gz", "multistream.json.gz", "train.json.gz"]
+        .map(|t| TraceSource::open(dir.join(t)).unwrap());
+    let long = TraceSource::from_bytes("long.json", long_mixed_trace());
+    for source in sources.iter().chain([&long]) {
+        let t = source.file();
+        let opts = Options::default();
+        let mut numbered = LaneRecorder::new(LaneOptions::default());
+        let mut counting = Counting(&mut numbered, 0);
+        let a = kernlens_trace::analyze_observed(source, &opts, &mut counting).unwrap();
+        let taken = counting.1;
+        let mut whole = LaneRecorder::new(LaneOptions::default());
+        let b =
+            kernlens_trace::analyze_observed(source, &opts, &mut EventsOnly(&mut whole)).unwrap();
+        assert!(taken > 0, "{t}: no event was taken by number");
+        assert_eq!(numbered.finish(&a), whole.finish(&b), "{t}");
+    }
+}

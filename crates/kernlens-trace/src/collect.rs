@@ -475,9 +475,10 @@ impl Collector {
     }
 
     /// Folds a GPU record the reader digested: its name, stream and geometry are the
-    /// region's numbers, resolved here in file order. Gives the read's number for its name.
+    /// region's numbers, resolved here in file order. Gives the read's numbers for its name
+    /// and its `(pid, tid)` ([`NONE`] where the stream could not be numbered).
     #[inline]
-    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) -> u32 {
+    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) -> (u32, u32) {
         let o = &mut self.out;
         o.event_total += 1;
         let geometry = d
@@ -501,7 +502,7 @@ impl Collector {
             geometry,
             ..rec
         });
-        name
+        (name, stream)
     }
 
     /// Folds an event whose name (and meta text) the reader numbered (`n`, numbers of

@@ -58,6 +58,10 @@ pub struct ObservedEvent<'a> {
     /// instead of hashing the name (a kernel's can be hundreds of bytes). `None` for the
     /// names the reader did not number; two names may still be equal with different ids.
     pub name_id: Option<u64>,
+    /// An opaque number for `(pid, tid)`, as `name_id` is for the name: events with the same
+    /// `track_id` have equal `pid` and `tid` (a device event's GPU and stream), in any read
+    /// of this process. `None` where the reader did not number them.
+    pub track_id: Option<u64>,
 }
 
 /// Which device event a [`NumberedEvent`] is.
@@ -92,6 +96,8 @@ pub struct NumberedEvent {
     pub kind: DeviceKind,
     /// The number of the event's name, as [`ObservedEvent::name_id`] gives it.
     pub name_id: u64,
+    /// The number of the event's `(pid, tid)`, as [`ObservedEvent::track_id`] gives it.
+    pub track_id: Option<u64>,
     /// Start, ns.
     pub ts_ns: i64,
     /// Duration, ns (never negative).
@@ -126,7 +132,8 @@ pub trait EventObserver {
     /// Offered first, for each device event whose name the reader numbered (the ones its
     /// region workers digest), with only the fields that need no decoding. An observer
     /// that needs nothing more of this event (it has seen the name under this `name_id`
-    /// already, and does not use `pid` or `tid`) takes it and returns true, and
+    /// already, and the ids under this `track_id` or does not use them) takes it and
+    /// returns true, and
     /// [`EventObserver::observe`] is not called for it. One that returns false is handed
     /// the same event through `observe` next, before any other. False by default, so every
     /// event comes through `observe`.

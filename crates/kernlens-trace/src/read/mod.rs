@@ -150,13 +150,13 @@ impl<'o> Feed<'o> {
     }
 
     /// Hands the observer record `i` of a region a worker digested, as the event it was;
-    /// `name_id` is the read's number for its name.
+    /// `(name, track)` are the read's numbers for its name and its `(pid, tid)`.
     pub(crate) fn observe_digested(
         &mut self,
         rec: &GpuRec,
         i: usize,
         sight: &mut Sight<'_, '_>,
-        name_id: u32,
+        (name, track): (u32, u32),
     ) {
         let Some(obs) = self.observer.as_deref_mut() else {
             return;
@@ -167,10 +167,13 @@ impl<'o> Feed<'o> {
             GpuKind::Memcpy if sight.memsets.get(i) == Some(&true) => DeviceKind::Memset,
             GpuKind::Memcpy => DeviceKind::Memcpy,
         };
-        let name_id = self.serial << 32 | u64::from(name_id);
+        let name_id = self.serial << 32 | u64::from(name);
+        let track_id =
+            (track != crate::collect::NONE).then(|| self.serial << 32 | u64::from(track));
         let numbered = NumberedEvent {
             kind,
             name_id,
+            track_id,
             ts_ns: rec.ts,
             dur_ns: rec.dur,
             correlation: rec.corr(),
@@ -189,11 +192,13 @@ impl<'o> Feed<'o> {
             dur_ns: rec.dur,
             correlation: numbered.correlation,
             name_id: Some(name_id),
+            track_id,
         });
     }
 
-    /// Folds a GPU record a worker digested; gives the read's number for its name.
-    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) -> u32 {
+    /// Folds a GPU record a worker digested; gives the read's numbers for its name and its
+    /// `(pid, tid)`.
+    pub(crate) fn fold_gpu(&mut self, rec: GpuRec, d: &mut Resolve<'_, '_>) -> (u32, u32) {
         self.fold.fold_gpu(rec, d)
     }
 
@@ -222,6 +227,7 @@ impl<'o> Feed<'o> {
                     dur_ns: ev.dur,
                     correlation: ev.args.correlation,
                     name_id: None,
+                    track_id: None,
                 });
             }
         }

@@ -449,11 +449,11 @@ impl<'l> Folder<Analyse<'l>> for Feed<'_> {
             match kept {
                 Kept::Gpu => {
                     if let Some((i, &rec)) = recs.next() {
-                        // Folded first: the fold numbers the name for the whole read, and
-                        // the observer is handed that number.
-                        let name_id = self.fold_gpu(rec, &mut resolve);
+                        // Folded first: the fold numbers the name and the stream for the
+                        // whole read, and the observer is handed those numbers.
+                        let numbers = self.fold_gpu(rec, &mut resolve);
                         if let Some(sight) = &mut sight {
-                            self.observe_digested(&rec, i, sight, name_id);
+                            self.observe_digested(&rec, i, sight, numbers);
                         }
                     }
                 }
