@@ -437,10 +437,11 @@ impl Collector {
     }
 
     /// Sizes the maps that grow with the trace (launches by correlation, ops by External
-    /// id) for the whole input, from their size when `done` of `total` bytes are read,
-    /// once: growing them by doubling rehashed every entry again at each step
-    /// (`reserve_rehash` was an eighth of the folding thread's instructions on an eager
-    /// capture), and the folding thread is on the read's critical path.
+    /// id) and the GPU records for the whole input, from their size when `done` of `total`
+    /// bytes are read, once: growing them by doubling rehashed every entry again at each
+    /// step (`reserve_rehash` was an eighth of the folding thread's instructions on an
+    /// eager capture), and the folding thread is on the read's critical path. The records
+    /// get their room on huge pages where the system gives them ([`GpuRecs::reserve_total`]).
     pub(crate) fn presize(&mut self, done: u64, total: Option<u64>) {
         let Some(total) = total else { return };
         if self.presized || done == 0 || done.saturating_mul(PRESIZE_AFTER) < total {
@@ -453,6 +454,10 @@ impl Collector {
             .reserve(whole(l.by_corr.len()).saturating_sub(l.by_corr.len()));
         let ops = &mut self.out.cpu.ops;
         ops.reserve(whole(ops.len()).saturating_sub(ops.len()));
+        // An eighth more than the estimate, so the records' one allocation (on huge
+        // pages where the system gives them) is seldom outgrown.
+        let gpu = &mut self.out.gpu.recs;
+        gpu.reserve_total(whole(gpu.len()).saturating_add(whole(gpu.len()) / 8));
     }
 
     /// Events counted so far.
