@@ -752,6 +752,17 @@ pub(super) fn failed_head(located: Located, input_failed: bool, log: &mut ErrorL
 mod tests {
     use super::*;
 
+    /// A mapped read on `threads` threads that cuts plain and decoded input alike at `cut`.
+    fn plan(limits: &Limits, threads: usize, cut: Cut) -> ReadPlan<'_> {
+        ReadPlan {
+            limits,
+            threads: Some(threads),
+            cut,
+            stream_cut: cut,
+            map: true,
+        }
+    }
+
     fn analyse(
         source: &TraceSource,
         threads: usize,
@@ -759,18 +770,8 @@ mod tests {
         map: bool,
     ) -> (u64, Vec<String>, Vec<u32>) {
         let mut c = Feed::new(None);
-        let out = read(
-            source,
-            &ReadPlan {
-                limits: &Limits::default(),
-                threads: Some(threads),
-                cut,
-                stream_cut: cut,
-                map,
-            },
-            &mut c,
-        )
-        .unwrap();
+        let limits = Limits::default();
+        let out = read(source, &plan(&limits, threads, cut).mapped(map), &mut c).unwrap();
         let names = c
             .fold
             .collected()
@@ -859,18 +860,12 @@ mod tests {
             .filter(|e| !e.0.starts_with("gpu_mem"))
             .cloned()
             .collect();
+        let limits = Limits::default();
         let observe = |threads: usize, cut: Cut, copies: bool| {
             let mut seen = Record(Vec::new(), copies);
             let mut feed = Feed::new(Some(&mut seen));
-            let plan = ReadPlan {
-                limits: &Limits::default(),
-                threads: Some(threads),
-                cut,
-                stream_cut: cut,
-                map: true,
-            };
             let source = TraceSource::from_bytes("t.json", t.clone().into_bytes());
-            let out = read(&source, &plan, &mut feed).unwrap();
+            let out = read(&source, &plan(&limits, threads, cut), &mut feed).unwrap();
             assert!(out.stream_errors.is_empty(), "{:?}", out.stream_errors);
             drop(feed);
             seen.0
@@ -934,21 +929,15 @@ mod tests {
     fn events_taken_by_number_keep_their_place_and_fields() {
         let gz = std::fs::read(crate::test_files::fixture("eager.json.gz")).unwrap();
         let t = crate::test_files::gunzip(&gz);
+        let limits = Limits::default();
         let read = |threads: usize, cut: Cut, numbered: bool| {
             let mut by_number = ByNumber::default();
             let mut whole = Record(Vec::new(), true);
             let observer: &mut dyn EventObserver =
                 if numbered { &mut by_number } else { &mut whole };
             let mut feed = Feed::new(Some(observer));
-            let plan = ReadPlan {
-                limits: &Limits::default(),
-                threads: Some(threads),
-                cut,
-                stream_cut: cut,
-                map: true,
-            };
             let source = TraceSource::from_bytes("t.json", t.clone());
-            let out = read(&source, &plan, &mut feed).unwrap();
+            let out = read(&source, &plan(&limits, threads, cut), &mut feed).unwrap();
             assert!(out.stream_errors.is_empty(), "{:?}", out.stream_errors);
             drop(feed);
             let seen: Vec<_> = if numbered {
@@ -1103,15 +1092,9 @@ mod tests {
         assert!(!expected.2.1.is_empty() && !expected.3.is_empty());
         for (region, threads) in [(1 << 20, 1), (300, 1), (700, 3)] {
             let mut feed = Feed::new(None);
-            let plan = ReadPlan {
-                limits: &limits,
-                threads: Some(threads),
-                cut: Cut { region, look: 256 },
-                stream_cut: Cut { region, look: 256 },
-                map: true,
-            };
+            let cut = Cut { region, look: 256 };
             let source = TraceSource::from_bytes("t.json", t.clone().into_bytes());
-            let out = read(&source, &plan, &mut feed).unwrap();
+            let out = read(&source, &plan(&limits, threads, cut), &mut feed).unwrap();
             assert!(out.stream_errors.is_empty(), "{:?}", out.stream_errors);
             assert_eq!(kept(&feed.fold), expected, "region {region} x{threads}");
         }
