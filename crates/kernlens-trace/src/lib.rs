@@ -208,7 +208,8 @@ impl<'a> TraceReader<'a> {
     }
 
     /// Hands `observer` every kernel, copy, memset, launch and `python_function` event, in
-    /// file order.
+    /// file order, as [`EventObserver`] says: copies and memsets only when it takes them, and
+    /// a device event the workers digested first by its numbers alone.
     pub fn with_observer(mut self, observer: &'a mut dyn EventObserver) -> Self {
         self.observer = Some(observer);
         self
