@@ -389,7 +389,6 @@ impl LauncherIndexBuilder {
 
     /// The index in `kernels` of the name the reader numbered `name_id` in this read,
     /// when a kernel of that number was taken before.
-    #[cfg(feature = "trace")]
     fn known_kernel(&self, name_id: u64) -> Option<usize> {
         let (read, n) = split_name_id(name_id);
         if self.numbered.0 != read {
@@ -408,14 +407,14 @@ impl LauncherIndexBuilder {
         let key = name_id
             .map(split_name_id)
             .filter(|&(_, n)| n < MAX_NAME_NUMBERS);
-        if let Some((read, n)) = key {
-            if self.numbered.0 != read {
-                // Another read's numbers: this one's start afresh.
-                self.numbered = (read, Vec::new());
-            }
-            if let Some(&Some(i)) = self.numbered.1.get(n) {
-                return i as usize;
-            }
+        if let Some(i) = name_id.and_then(|id| self.known_kernel(id)) {
+            return i;
+        }
+        if let Some((read, _)) = key
+            && self.numbered.0 != read
+        {
+            // Another read's numbers: this one's start afresh.
+            self.numbered = (read, Vec::new());
         }
         let idx = match self.kernel_ids.get(name) {
             Some(&i) => i,

@@ -24,6 +24,12 @@ use crate::packed::{Merge, Ordered, Packed};
 /// dozen `(pid, tid)` pairs with device events; past this, an event is recorded whole).
 const MAX_TRACK_NUMBERS: usize = 1 << 16;
 
+/// A reader's number (`ObservedEvent::name_id`, `track_id`) as (read serial, number in
+/// that read): the serial is its high half.
+fn split_id(id: u64) -> (u64, usize) {
+    (id >> 32, (id & u64::from(u32::MAX)) as usize)
+}
+
 /// The most bins a lane is drawn with.
 pub const MAX_BINS: usize = 2000;
 
@@ -245,7 +251,7 @@ impl LaneRecorder {
     /// (equal numbers are equal names): an index, where a name is compared whole.
     /// Notes that the reader's number `track` stands for lane `lane`.
     fn note_track(&mut self, track: u64, lane: usize) {
-        let (serial, n) = (track >> 32, (track & u64::from(u32::MAX)) as usize);
+        let (serial, n) = split_id(track);
         let (Ok(lane), true) = (u32::try_from(lane), n < MAX_TRACK_NUMBERS) else {
             return;
         };
@@ -261,7 +267,7 @@ impl LaneRecorder {
 
     /// The lane of the reader's number `track`, when an event of it was recorded whole.
     fn known_track(&self, track: u64) -> Option<usize> {
-        let (serial, n) = (track >> 32, (track & u64::from(u32::MAX)) as usize);
+        let (serial, n) = split_id(track);
         if self.by_track.0 != Some(serial) {
             return None;
         }
@@ -276,7 +282,7 @@ impl LaneRecorder {
     /// Whether the kernel name the reader numbered `name_id` is communication, when a
     /// kernel of that number was recorded whole.
     fn known_comm(&self, name_id: u64) -> Option<bool> {
-        let (serial, n) = (name_id >> 32, (name_id & u64::from(u32::MAX)) as usize);
+        let (serial, n) = split_id(name_id);
         if self.comm.serial != Some(serial) {
             return None;
         }
@@ -300,15 +306,13 @@ impl LaneRecorder {
         let Some(id) = name_id else {
             return self.is_comm(name);
         };
-        let (serial, n) = (id >> 32, (id & u64::from(u32::MAX)) as usize);
+        if let Some(c) = self.known_comm(id) {
+            return c;
+        }
+        let (serial, n) = split_id(id);
         if self.comm.serial != Some(serial) {
             self.comm.serial = Some(serial);
             self.comm.by_number.clear();
-        }
-        if let Some(&known) = self.comm.by_number.get(n)
-            && known != UNKNOWN
-        {
-            return known == COMM;
         }
         let c = self.is_comm(name);
         if self.comm.by_number.len() <= n {
